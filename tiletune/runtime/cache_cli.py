@@ -1,0 +1,242 @@
+"""``tiletune cache list|show|clear``: look at and remove cached tuning winners.
+
+``tiletune.cli`` wires it in with :func:`add_cache_parser` and
+:func:`run_cache`; ``python -m tiletune.runtime.cache_cli list`` runs it alone.
+Every subcommand takes ``--dir`` (default: :func:`tiletune.runtime.cache.cache_dir`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, TextIO
+
+from tiletune.runtime.cache import read_cache_file, cache_dir
+
+__all__ = [
+    "add_cache_parser",
+    "add_cache_subcommands",
+    "run_cache",
+    "find_cache_files",
+    "format_config",
+    "main",
+]
+
+
+def find_cache_files(directory: Path) -> List[Path]:
+    """Every cache file under ``directory`` (``<dir>/<kind>/*.json``), sorted."""
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.glob("*/*.json") if p.is_file() and p.parent.name != "logs")
+
+
+def _human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB"):
+        if size < 1024 or unit == "MiB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def format_config(config: Any) -> str:
+    """A one-line readable form of a stored config: ``BLOCK_M=128, num_warps=4, ...`` or its JSON."""
+    if isinstance(config, dict) and isinstance(config.get("kwargs"), dict):
+        parts = [f"{k}={v}" for k, v in config["kwargs"].items()]
+        for k, v in config.items():
+            if k == "kwargs" or (k == "extra" and not v) or v is None:
+                continue
+            parts.append(f"{k}={json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v}")
+        return ", ".join(parts)
+    return json.dumps(config, sort_keys=True)
+
+
+def _best_ms(entry: Dict[str, Any]) -> Optional[float]:
+    best = entry.get("best_ms")
+    if isinstance(best, (int, float)) and not isinstance(best, bool):
+        return float(best)
+    timings = entry.get("timings_ms")
+    if isinstance(timings, dict):
+        times = [t for t in timings.values() if isinstance(t, (int, float)) and not isinstance(t, bool)]
+        if times:
+            return float(min(times))
+    return None
+
+
+def _describe(path: Path) -> Dict[str, Any]:
+    """What ``list`` and ``show`` print about one file, without warnings."""
+    try:
+        data, reason = read_cache_file(path)
+    except OSError as exc:
+        data, reason = None, str(exc)
+    kind = path.parent.name
+    stem_name = path.stem.rsplit("-", 1)[0]
+    info: Dict[str, Any] = {
+        "path": str(path),
+        "kind": kind,
+        "name": stem_name,
+        "size": path.stat().st_size if path.exists() else 0,
+    }
+    if data is None:
+        info["error"] = reason or "unreadable"
+        return info
+    info.update(
+        kind=str(data.get("kind", kind)),
+        name=str(data.get("name", stem_name)),
+        source_hash=data.get("source_hash"),
+        fingerprint=data.get("fingerprint"),
+        entries=data["entries"],
+    )
+    return info
+
+
+def _matches(path: Path, info: Dict[str, Any], name: str) -> bool:
+    if name in (info["name"], path.stem, path.name):
+        return True
+    try:
+        return Path(name).expanduser().resolve() == path.resolve()
+    except OSError:
+        return False
+
+
+def _selected(directory: Path, name: Optional[str]) -> List[Dict[str, Any]]:
+    infos = [(_p, _describe(_p)) for _p in find_cache_files(directory)]
+    if name is not None:
+        explicit = Path(name).expanduser()
+        if explicit.is_file() and not any(p.resolve() == explicit.resolve() for p, _ in infos):
+            infos.append((explicit, _describe(explicit)))
+        infos = [(p, i) for p, i in infos if _matches(p, i, name)]
+    return [i for _, i in infos]
+
+
+def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
+    infos = _selected(args.dir, None)
+    if not infos:
+        print(f"no cache files in {args.dir}", file=out)
+        return 0
+    rows = [
+        (i["kind"], i["name"], "corrupt" if "error" in i else str(len(i["entries"])), _human_size(i["size"]), i["path"])
+        for i in infos
+    ]
+    header = ("KIND", "NAME", "ENTRIES", "SIZE", "PATH")
+    widths = [max(len(r[c]) for r in rows + [header]) for c in range(4)]
+    for row in [header] + rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[4], file=out)
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace, out: TextIO) -> int:
+    infos = _selected(args.dir, args.name)
+    if not infos:
+        print(f"tiletune cache: no cache file named {args.name!r} in {args.dir} (see `tiletune cache list`)", file=sys.stderr)
+        return 1
+    if args.json:
+        json.dump(infos, out, indent=2, sort_keys=True)
+        out.write("\n")
+        return 0
+    for n, info in enumerate(infos):
+        if n:
+            print(file=out)
+        print(f"{info['kind']} {info['name']}  ({info['path']})", file=out)
+        if "error" in info:
+            print(f"  corrupt: {info['error']}", file=out)
+            continue
+        fp = info.get("fingerprint") or {}
+        print(f"  source {info.get('source_hash')}  " + " ".join(f"{k}={v}" for k, v in sorted(fp.items())), file=out)
+        if not info["entries"]:
+            print("  (no entries)", file=out)
+        for key, entry in sorted(info["entries"].items()):
+            best = _best_ms(entry)
+            timings = entry.get("timings_ms")
+            details = [f"best {best:.4g} ms" if best is not None else "best -"]
+            if isinstance(timings, dict):
+                details.append(f"{len(timings)} candidates")
+            for field in ("method", "created"):
+                if entry.get(field):
+                    details.append(str(entry[field]))
+            if entry.get("fingerprint") != info.get("fingerprint"):
+                details.append("tuned under another fingerprint")
+            print(f"  {key}", file=out)
+            print(f"    -> {format_config(entry.get('config'))}", file=out)
+            print(f"       {', '.join(details)}", file=out)
+    return 0
+
+
+def _cmd_clear(args: argparse.Namespace, out: TextIO) -> int:
+    infos = _selected(args.dir, args.name)
+    if not infos:
+        what = f"named {args.name!r} " if args.name else ""
+        print(f"no cache files {what}in {args.dir}", file=out)
+        return 0 if args.name is None else 1
+    if not args.yes:
+        if not sys.stdin.isatty():
+            print(f"tiletune cache clear: would remove {len(infos)} file(s); pass --yes to confirm", file=sys.stderr)
+            return 1
+        answer = input(f"remove {len(infos)} cache file(s) from {args.dir}? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing removed", file=out)
+            return 1
+    removed = 0
+    for info in infos:
+        path = Path(info["path"])
+        for victim in (path, path.with_name(path.name + ".corrupt")):
+            try:
+                victim.unlink()
+                removed += victim == path
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                print(f"tiletune cache clear: cannot remove {victim}: {exc}", file=sys.stderr)
+    print(f"removed {removed} cache file(s)", file=out)
+    return 0 if removed == len(infos) else 1
+
+
+def add_cache_subcommands(parser: argparse.ArgumentParser) -> None:
+    """Add ``list``, ``show`` and ``clear`` to ``parser`` (dest ``cache_command``)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--dir", type=Path, default=None, help="cache directory (default: TILETUNE_CACHE_DIR or the user cache dir)"
+    )
+    sub = parser.add_subparsers(dest="cache_command", metavar="{list,show,clear}")
+    sub.required = True
+    sub.add_parser("list", parents=[common], help="one line per cache file: kind, name, entries, size, path")
+    show = sub.add_parser("show", parents=[common], help="the cached winners of one kernel or function")
+    show.add_argument("name", help="kernel/function name, file stem or path")
+    show.add_argument("--json", action="store_true", help="print JSON instead of text")
+    clear = sub.add_parser("clear", parents=[common], help="remove cache files (all of them when no NAME)")
+    clear.add_argument("name", nargs="?", default=None, help="kernel/function name, file stem or path")
+    clear.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+
+
+def add_cache_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``cache`` command to a top-level CLI's ``add_subparsers()`` object; return its parser.
+
+    Dispatch the parsed namespace with :func:`run_cache` (the parser also sets
+    ``func=run_cache`` as a default).
+    """
+    parser = subparsers.add_parser("cache", help="list, show or clear cached tuning results")
+    add_cache_subcommands(parser)
+    parser.set_defaults(func=run_cache)
+    return parser
+
+
+def run_cache(args: argparse.Namespace) -> int:
+    """Run a parsed ``cache`` subcommand; return the exit status."""
+    if getattr(args, "dir", None) is None:
+        args.dir = cache_dir()
+    args.dir = Path(args.dir).expanduser()
+    commands = {"list": _cmd_list, "show": _cmd_show, "clear": _cmd_clear}
+    return commands[args.cache_command](args, sys.stdout)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m tiletune.runtime.cache_cli {list,show,clear}``."""
+    parser = argparse.ArgumentParser(prog="tiletune cache", description="Look at and remove cached tuning winners.")
+    add_cache_subcommands(parser)
+    return run_cache(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
