@@ -1,0 +1,69 @@
+"""flake8 plugin: reports the tiletune lint rules as ``TT001``...``TT009``.
+
+Registered in pyproject.toml (``[project.entry-points."flake8.extension"]
+TT = "tiletune.lint.flake8_plugin:TiletunePlugin"``), so ``flake8 --select TT``
+runs it once the package is installed.  flake8 hands over the file's
+``lines``; the plugin rebuilds the source from them and runs the same
+:func:`tiletune.lint.lint_source` as ``tiletune lint``.  A file that does not
+parse is left to flake8's own E999.
+
+Option: ``--tiletune-target`` (also ``tiletune-target`` in a flake8 config),
+the chip TT009 checks hand-written configs against (default h100).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Optional
+
+from tiletune import __version__
+
+from .registry import ANALYSIS_FAILED, DEFAULT_TARGET
+
+__all__ = ["TiletunePlugin"]
+
+
+class TiletunePlugin:
+    """flake8 tree-less plugin (``tree`` is accepted but unused: the analysis
+    works on libcst trees, rebuilt from ``lines``)."""
+
+    name = "tiletune"
+    version = __version__
+    target: str = DEFAULT_TARGET
+
+    def __init__(self, tree: Any, filename: str, lines: Optional[list[str]] = None):
+        self.filename = filename
+        self.lines = lines
+
+    @classmethod
+    def add_options(cls, option_manager: Any) -> None:
+        """Register ``--tiletune-target``."""
+        option_manager.add_option(
+            "--tiletune-target",
+            default=DEFAULT_TARGET,
+            parse_from_config=True,
+            help="chip the tiletune TT009 rule checks hand-written configs against (default: %(default)s)",
+        )
+
+    @classmethod
+    def parse_options(cls, options: Any) -> None:
+        """Read ``--tiletune-target``."""
+        cls.target = getattr(options, "tiletune_target", DEFAULT_TARGET) or DEFAULT_TARGET
+
+    def _source(self) -> str:
+        if self.lines is not None:
+            return "".join(self.lines)
+        with open(self.filename, encoding="utf-8") as f:
+            return f.read()
+
+    def run(self) -> Iterator[tuple[int, int, str, type]]:
+        """Yield ``(line, column, "TTnnn message", type)`` per diagnostic (flake8 adds 1 to the column)."""
+        from .registry import lint_source
+
+        try:
+            source = self._source()
+        except (OSError, UnicodeDecodeError):
+            return
+        for d in lint_source(source, self.filename, target=self.target):
+            if d.code == ANALYSIS_FAILED:
+                continue  # flake8 reports syntax errors itself (E999)
+            yield d.line, d.column, f"{d.code} {d.message}", type(self)
