@@ -1,0 +1,363 @@
+"""Benchmark methods: how long one launch of a candidate takes, in milliseconds.
+
+Every method is a function ``bench(fn, *, warmup=None, rep=None) -> float``
+returning the median time of ``fn()`` in ms (lower is better):
+
+========== ===================================================================
+method     what it measures
+========== ===================================================================
+event      ``triton.testing.do_bench``: device events around each call, L2
+           flushed before each, median.  The default on a device.
+cudagraph  ``triton.testing.do_bench_cudagraph``: calls replayed from a CUDA
+           graph, for kernels short enough that launch overhead matters.
+profiler   ``torch.profiler``: the sum of the device kernel durations of one
+           call (every kernel it launches), median over repetitions.
+npu        ``torch_npu.profiler``: as ``profiler``, on Ascend NPUs (torch_npu
+           imported lazily; a clear error when it is missing).
+wall       ``time.perf_counter`` around the call, with a device synchronize.
+           The default under ``TRITON_INTERPRET=1`` (do_bench needs a driver).
+========== ===================================================================
+
+:func:`resolve_method` picks one from ``bench_method=``, then
+``TRITON_BENCH_METHOD``, then the default above.  :func:`retime_interleaved`
+re-measures the leading candidates in turns (A B C A B C ...) so that drift
+of the machine falls on all of them alike.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from typing import Any, Callable, Dict, Optional, Sequence
+
+from tiletune.errors import TuningError
+
+__all__ = [
+    "METHODS",
+    "interpreting",
+    "resolve_method",
+    "effective_method",
+    "get_bench",
+    "bench_event",
+    "bench_cudagraph",
+    "bench_profiler",
+    "bench_npu",
+    "bench_wall",
+    "call_user_do_bench",
+    "retime_interleaved",
+]
+
+BenchFn = Callable[..., float]
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def interpreting() -> bool:
+    """True when kernels run in Triton's interpreter (``TRITON_INTERPRET=1``)."""
+    try:
+        from triton import knobs
+
+        return bool(knobs.runtime.interpret)
+    except Exception:  # older Triton without knobs
+        return os.environ.get("TRITON_INTERPRET", "").strip().lower() in _TRUE
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _synchronize() -> None:
+    """Wait for the device, if there is one (nothing to wait for under the interpreter)."""
+    if interpreting():
+        return
+    try:
+        import torch
+    except ImportError:  # pragma: no cover
+        return
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+        return
+    npu = getattr(torch, "npu", None)
+    if npu is not None:
+        try:
+            if npu.is_available():
+                npu.synchronize()
+        except Exception:
+            pass
+
+
+def _median(values: Sequence[float]) -> float:
+    return float(statistics.median(values))
+
+
+def _reps(estimate_ms: float, budget_ms: float, cap: int = 1000) -> int:
+    if estimate_ms <= 0:
+        return cap
+    return max(1, min(cap, int(budget_ms / estimate_ms)))
+
+
+# ---------------------------------------------------------------- methods
+
+
+def bench_wall(fn: Callable[[], Any], *, warmup: Optional[float] = None, rep: Optional[float] = None) -> float:
+    """Median wall time (perf_counter, device synchronised) of ``fn()`` in ms.
+
+    ``warmup``/``rep`` are time budgets in ms as in ``do_bench``; under the
+    interpreter the defaults are small (one estimating call, then about one
+    more), else 25 ms / 100 ms.  At least one timed call always runs.
+    """
+    interp = interpreting()
+    warmup = (0.0 if interp else 25.0) if warmup is None else float(warmup)
+    rep = (1.0 if interp else 100.0) if rep is None else float(rep)
+    _synchronize()
+    t0 = time.perf_counter()
+    fn()
+    _synchronize()
+    estimate = (time.perf_counter() - t0) * 1e3
+    n_warm = 0 if warmup <= 0 else _reps(estimate, warmup, cap=100)
+    for _ in range(n_warm):
+        fn()
+    _synchronize()
+    n_rep = _reps(estimate, rep, cap=1000)
+    times = []
+    for _ in range(n_rep):
+        t0 = time.perf_counter()
+        fn()
+        _synchronize()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return _median(times)
+
+
+def bench_event(fn: Callable[[], Any], *, warmup: Optional[float] = None, rep: Optional[float] = None) -> float:
+    """``triton.testing.do_bench`` (device events, L2 flush), median in ms."""
+    import triton.testing
+
+    return float(
+        triton.testing.do_bench(fn, warmup=25 if warmup is None else warmup, rep=100 if rep is None else rep,
+                                return_mode="median")
+    )
+
+
+def bench_cudagraph(fn: Callable[[], Any], *, warmup: Optional[float] = None, rep: Optional[float] = None) -> float:
+    """``triton.testing.do_bench_cudagraph`` (CUDA graph replay), median in ms."""
+    import triton.testing
+
+    return float(triton.testing.do_bench_cudagraph(fn, rep=100 if rep is None else rep, return_mode="median"))
+
+
+def _flush_buffer():
+    import torch
+
+    return torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
+
+
+def bench_profiler(fn: Callable[[], Any], *, warmup: Optional[float] = None, rep: Optional[float] = None) -> float:
+    """Device kernel time of one call from ``torch.profiler``, median over repetitions, in ms.
+
+    Each repetition runs inside a ``record_function`` range; its time is the
+    sum of the device durations of the kernels launched in it (so a call that
+    launches several kernels counts all of them, and launch overhead none).
+    The L2 cache is flushed outside the ranges.
+    """
+    import torch
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    if not torch.cuda.is_available():
+        raise TuningError("bench_method='profiler' needs a CUDA device; use 'wall' on the CPU")
+    warmup = 25.0 if warmup is None else float(warmup)
+    rep = 100.0 if rep is None else float(rep)
+    flush = _flush_buffer()
+    # estimate with events, as do_bench does
+    fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    estimate = start.elapsed_time(end) / 5
+    for _ in range(_reps(estimate, warmup, cap=100)):
+        fn()
+    n_rep = _reps(estimate, rep, cap=200)
+    names = [f"tiletune_rep_{i}" for i in range(n_rep)]
+    with profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU]) as prof:
+        for name in names:
+            flush.zero_()
+            with record_function(name):
+                fn()
+        torch.cuda.synchronize()
+    per_rep: Dict[str, float] = {}
+    for evt in prof.events():
+        if evt.name in per_rep or not evt.name.startswith("tiletune_rep_"):
+            continue
+        total_us = getattr(evt, "device_time_total", None)
+        if total_us is None:  # older torch
+            total_us = getattr(evt, "cuda_time_total", 0.0)
+        per_rep[evt.name] = float(total_us) / 1e3
+    times = [per_rep[n] for n in names if n in per_rep and per_rep[n] > 0]
+    if not times:
+        raise TuningError("bench_method='profiler': the profiler recorded no device kernels for the launch")
+    return _median(times)
+
+
+def bench_npu(fn: Callable[[], Any], *, warmup: Optional[float] = None, rep: Optional[float] = None) -> float:
+    """Kernel time on an Ascend NPU from ``torch_npu.profiler``, median over repetitions, in ms.
+
+    Each repetition is one profiler step; its time is the sum of the
+    ``Duration(us)`` of the step's rows in ``kernel_details.csv``.
+    """
+    try:
+        import torch
+        import torch_npu  # noqa: F401  (registers torch.npu)
+    except ImportError as exc:
+        raise TuningError(
+            "bench_method='npu' needs torch_npu (Ascend's PyTorch adapter), which is not importable "
+            f"({exc}); install torch_npu or choose another bench_method (event, cudagraph, profiler, wall)"
+        ) from None
+    import csv
+    import tempfile
+    from pathlib import Path
+
+    warmup = 25.0 if warmup is None else float(warmup)
+    rep = 100.0 if rep is None else float(rep)
+    fn()
+    torch.npu.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(5):
+        fn()
+    torch.npu.synchronize()
+    estimate = (time.perf_counter() - t0) * 1e3 / 5
+    for _ in range(_reps(estimate, warmup, cap=100)):
+        fn()
+    n_rep = _reps(estimate, rep, cap=100)
+    prof_mod = torch_npu.profiler
+    with tempfile.TemporaryDirectory(prefix="tiletune-npu-") as out:
+        experimental = prof_mod._ExperimentalConfig(
+            aic_metrics=prof_mod.AiCMetrics.PipeUtilization,
+            profiler_level=prof_mod.ProfilerLevel.Level1,
+        )
+        with prof_mod.profile(
+            activities=[prof_mod.ProfilerActivity.NPU],
+            schedule=prof_mod.schedule(wait=0, warmup=0, active=n_rep, repeat=1, skip_first=0),
+            on_trace_ready=prof_mod.tensorboard_trace_handler(out),
+            experimental_config=experimental,
+        ) as prof:
+            for _ in range(n_rep):
+                fn()
+                torch.npu.synchronize()
+                prof.step()
+        per_step: Dict[str, float] = {}
+        for path in Path(out).rglob("kernel_details.csv"):
+            with open(path, newline="", encoding="utf-8") as f:
+                for row in csv.DictReader(f):
+                    step = row.get("Step Id", "0")
+                    try:
+                        per_step[step] = per_step.get(step, 0.0) + float(row.get("Duration(us)", 0.0))
+                    except ValueError:
+                        continue
+    if not per_step:
+        raise TuningError("bench_method='npu': torch_npu.profiler wrote no kernel_details.csv rows")
+    return _median([v / 1e3 for v in per_step.values()])
+
+
+METHODS: Dict[str, BenchFn] = {
+    "event": bench_event,
+    "cudagraph": bench_cudagraph,
+    "profiler": bench_profiler,
+    "npu": bench_npu,
+    "wall": bench_wall,
+}
+
+_ALIASES = {"default": None, "do_bench": "event", "cuda_graph": "cudagraph", "torch_profiler": "profiler"}
+
+
+def resolve_method(method: Optional[str] = None, *, use_cuda_graph: bool = False) -> str:
+    """The benchmark method to use: ``method``, else ``TRITON_BENCH_METHOD``, else the default.
+
+    The default is ``"wall"`` under ``TRITON_INTERPRET=1`` and ``"event"``
+    otherwise (``"cudagraph"`` when ``use_cuda_graph`` is set, as in Triton).
+    Raises :class:`TuningError` naming the known methods for an unknown one.
+    """
+    chosen = method
+    if chosen is None:
+        env = os.environ.get("TRITON_BENCH_METHOD", "").strip().lower()
+        chosen = env or None
+    if chosen is not None:
+        chosen = str(chosen).strip().lower()
+        chosen = _ALIASES.get(chosen, chosen)
+    if chosen is None:
+        if interpreting():
+            return "wall"
+        return "cudagraph" if use_cuda_graph else "event"
+    if chosen not in METHODS:
+        raise TuningError(
+            f"unknown bench_method {method!r} (or TRITON_BENCH_METHOD); choose one of {', '.join(METHODS)}"
+        )
+    return chosen
+
+
+def effective_method(method: str) -> tuple[str, Optional[str]]:
+    """The method that will really run, and a note when it differs from ``method``.
+
+    Under the interpreter there is no driver: ``event``, ``cudagraph`` and
+    ``profiler`` fall back to ``wall``.  ``npu`` is checked here: a clear
+    :class:`TuningError` when torch_npu cannot be imported.
+    """
+    if method == "npu":
+        try:
+            import torch_npu  # noqa: F401
+        except ImportError as exc:
+            raise TuningError(
+                "bench_method='npu' needs torch_npu (Ascend's PyTorch adapter), which is not importable "
+                f"({exc}); install torch_npu or choose another bench_method (event, cudagraph, profiler, wall)"
+            ) from None
+        return method, None
+    if interpreting() and method in ("event", "cudagraph", "profiler"):
+        return "wall", f"bench_method {method!r} needs a device driver; using 'wall' under TRITON_INTERPRET=1"
+    return method, None
+
+
+def get_bench(method: str, *, warmup: Optional[float] = None, rep: Optional[float] = None) -> Callable[[Callable], float]:
+    """A one-argument benchmark ``bench(fn) -> ms`` for ``method`` with the given budgets."""
+    impl = METHODS[method]
+
+    def bench(fn: Callable[[], Any]) -> float:
+        return impl(fn, warmup=warmup, rep=rep)
+
+    bench.method = method  # type: ignore[attr-defined]
+    return bench
+
+
+def call_user_do_bench(do_bench: Callable, fn: Callable[[], Any]) -> float:
+    """Call a user ``do_bench(fn, quantiles=...)`` as Triton does; its first value is the time in ms."""
+    try:
+        result = do_bench(fn, quantiles=(0.5, 0.2, 0.8))
+    except TypeError as exc:
+        if "quantiles" not in str(exc):
+            raise
+        result = do_bench(fn)
+    if isinstance(result, (list, tuple)):
+        result = result[0]
+    return float(result)
+
+
+def retime_interleaved(
+    calls: Dict[Any, Callable[[], Any]],
+    bench: Callable[[Callable], float],
+    first: Dict[Any, float],
+    rounds: int = 2,
+) -> Dict[Any, float]:
+    """Re-measure each of ``calls`` ``rounds`` times in turns (A B C A B C ...).
+
+    Returns the median over the first measurement (``first``) and the new
+    ones, per candidate.  A candidate that fails on re-timing keeps ``inf``.
+    """
+    samples: Dict[Any, list] = {k: [first[k]] for k in calls}
+    for _ in range(max(0, rounds)):
+        for k, call in calls.items():
+            try:
+                samples[k].append(bench(call))
+            except Exception:
+                samples[k].append(float("inf"))
+    return {k: _median(v) for k, v in samples.items()}

@@ -1,0 +1,112 @@
+"""Compile every candidate before benchmarking, in parallel.
+
+Compiling one matmul config takes about a second; a search compiles dozens,
+so the autotuner compiles them all up front on a thread pool (Triton's
+compiler spends its time in C++ and ``ptxas``, outside the GIL) and
+benchmarks afterwards.  Where Triton has ``AsyncCompileMode`` (3.5+), each
+candidate's ``fn.run(..., warmup=True)`` is submitted to it; elsewhere the
+warmups themselves run on the pool.
+
+Turned off by ``TRITON_AUTOTUNE_PARALLEL_COMPILE=0`` or
+``TILETUNE_PARALLEL_COMPILE=0`` (candidates then compile on their first
+benchmarked launch).  Under ``TRITON_INTERPRET=1`` there is nothing to
+compile and :func:`compile_all` returns at once.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Dict, Hashable, Optional, Sequence, Tuple
+
+from .bench import interpreting
+
+__all__ = ["parallel_enabled", "max_workers", "compile_all", "describe_error"]
+
+_FALSE = {"0", "false", "no", "off"}
+
+
+def parallel_enabled() -> bool:
+    """False when ``TRITON_AUTOTUNE_PARALLEL_COMPILE`` or ``TILETUNE_PARALLEL_COMPILE`` is 0/false."""
+    for name in ("TILETUNE_PARALLEL_COMPILE", "TRITON_AUTOTUNE_PARALLEL_COMPILE"):
+        if os.environ.get(name, "").strip().lower() in _FALSE:
+            return False
+    return True
+
+
+def max_workers(n_jobs: int) -> int:
+    """Threads for ``n_jobs`` compiles: the machine's cores (``TILETUNE_COMPILE_THREADS`` overrides), at most 64."""
+    env = os.environ.get("TILETUNE_COMPILE_THREADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        cores = int(env)
+    else:
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cores = os.cpu_count() or 1
+    return max(1, min(n_jobs, cores, 64))
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line naming an exception: ``OutOfResources: out of resource: shared memory ...``."""
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else ""
+    # Triton's compile errors put the useful line last
+    if len(text) > 1 and "error" in text[-1].lower():
+        first = f"{first} ... {text[-1].strip()}"
+    if len(first) > 400:
+        first = first[:400] + "..."
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+def compile_all(
+    jobs: Dict[Hashable, Callable[[], Any]],
+    *,
+    parallel: Optional[bool] = None,
+) -> Tuple[Dict[Hashable, str], float]:
+    """Run each ``jobs[k]()`` (a ``fn.run(..., warmup=True)`` call) and collect failures.
+
+    Returns ``({k: reason}, seconds)`` for the jobs that raised.  Nothing
+    runs under the interpreter or when parallel compilation is off (the
+    benchmark then compiles each candidate on its first launch, and reports
+    failures there).
+    """
+    import time
+
+    if interpreting() or not jobs:
+        return {}, 0.0
+    if parallel is None:
+        parallel = parallel_enabled()
+    if not parallel:
+        return {}, 0.0
+    t0 = time.perf_counter()
+    failures: Dict[Hashable, str] = {}
+    workers = max_workers(len(jobs))
+    try:
+        from triton.runtime._async_compile import AsyncCompileMode, FutureKernel
+    except ImportError:  # Triton < 3.5: run the warmups themselves on the pool
+        AsyncCompileMode = None  # type: ignore[assignment]
+        FutureKernel = None  # type: ignore[assignment]
+
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tiletune-compile") as pool:
+        if AsyncCompileMode is not None:
+            submitted: Dict[Hashable, Any] = {}
+            with AsyncCompileMode(pool, ignore_errors=True):
+                for k, job in jobs.items():
+                    try:
+                        submitted[k] = job()
+                    except Exception as exc:  # binding / front-end errors raised at submission
+                        failures[k] = describe_error(exc)
+            for k, kernel in submitted.items():
+                fut = getattr(kernel, "future", None)
+                if fut is not None:
+                    exc = fut.exception()
+                    if exc is not None:
+                        failures[k] = describe_error(exc)
+        else:
+            futures = {k: pool.submit(job) for k, job in jobs.items()}
+            for k, fut in futures.items():
+                exc = fut.exception()
+                if exc is not None:
+                    failures[k] = describe_error(exc)
+    return failures, time.perf_counter() - t0
