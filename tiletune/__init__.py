@@ -1,3 +1,32 @@
-"""tiletune: automatic tiling for Triton kernels."""
+"""tiletune: automatic tiling for Triton kernels.
+
+``@tiletune.autotune(configs=[], key=[...])`` over a ``@triton.jit`` kernel
+synthesizes the tilings that fit the chip, benchmarks them and caches the
+winner; ``import tiletune.patch`` makes plain ``@triton.autotune`` do the same.
+
+``autotune``, ``Autotuner`` and ``Config`` (``triton.Config``) are loaded on
+first use, so ``import tiletune`` (and the analysis, lint and CLI modules)
+does not import Triton.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+__all__ = ["__version__", "autotune", "Autotuner", "Config"]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from triton import Config
+    from tiletune.runtime.autotuner import Autotuner, autotune
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("autotune", "Autotuner"):
+        from tiletune.runtime import autotuner
+
+        return getattr(autotuner, name)
+    if name == "Config":
+        from triton import Config
+
+        return Config
+    raise AttributeError(f"module 'tiletune' has no attribute {name!r}")
