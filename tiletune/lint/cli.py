@@ -17,7 +17,7 @@ import sys
 from typing import Any, Optional, Sequence, TextIO
 
 from .diagnostic import Diagnostic
-from .registry import DEFAULT_TARGET, UsageError, all_rules, iter_python_files, lint_file, select_codes
+from .registry import DEFAULT_TARGET, UsageError, all_rules, iter_python_files, lint_paths, select_codes
 
 __all__ = [
     "add_lint_parser",
@@ -60,6 +60,10 @@ def configure_lint_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     p.add_argument("--fix", action="store_true", help="apply the quick fixes (TT001-TT003) in place, then report what is left")
     p.add_argument("--list-rules", action="store_true", help="print the rules and exit")
+    p.add_argument(
+        "-j", "--jobs", type=int, default=None, metavar="N",
+        help="lint in N processes (default: TILETUNE_LINT_JOBS or the CPU count; 1 = in this process)",
+    )
     p.set_defaults(func=run_lint)
     return p
 
@@ -131,11 +135,10 @@ def run_lint(args: argparse.Namespace, stdout: Optional[TextIO] = None, stderr: 
     except UsageError as exc:
         err.write(f"tiletune lint: error: {exc}\n")
         return 2
-    diagnostics: list[Diagnostic] = []
-    for f in files:
-        if getattr(args, "fix", False):
+    if getattr(args, "fix", False):
+        for f in files:
             _fix_file(f, args.target, err)
-        diagnostics.extend(lint_file(f, target=args.target, codes=codes))
+    diagnostics = lint_paths(files, jobs=getattr(args, "jobs", None), target=args.target, codes=codes)
     out.write(format_diagnostics(diagnostics, args.format))
     return 1 if diagnostics else 0
 

@@ -16,6 +16,7 @@ Front ends: :func:`lint_source` (flake8 plugin, LSP), :func:`lint_paths` (CLI).
 from __future__ import annotations
 
 import os
+import re
 import textwrap
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Optional, Sequence
@@ -187,10 +188,16 @@ class LintContext:
         )
 
 
+_BARE_DECORATOR = re.compile(r"^[ \t]*@(jit|autotune|heuristics)\b", re.MULTILINE)
+
+
 def _might_have_kernels(source: str) -> bool:
-    # Cheap pre-filter: a module with no decorator that could make a kernel
-    # has nothing to lint (most files of a package are not kernels).
-    return "jit" in source or "autotune" in source
+    """Cheap text pre-filter (most files of a package hold no kernel, and
+    parsing is the expensive part): a kernel needs a ``jit``/``autotune``/
+    ``heuristics`` decorator or call, from triton or tiletune, or written bare."""
+    if "jit" not in source and "autotune" not in source and "heuristics" not in source:
+        return False
+    return "triton" in source or "tiletune" in source or _BARE_DECORATOR.search(source) is not None
 
 
 def _analysis_failed(path: str, exc: BaseException) -> Diagnostic:
@@ -294,18 +301,63 @@ def iter_python_files(paths: Iterable[str]) -> Iterator[str]:
             raise UsageError(f"{p}: no such file or directory")
 
 
-def lint_paths(paths: Sequence[str], **kwargs) -> list[Diagnostic]:
-    """Lint every Python file under ``paths`` (see :func:`lint_source`)."""
+def lint_paths(paths: Sequence[str], jobs: Optional[int] = None, **kwargs) -> list[Diagnostic]:
+    """Lint every Python file under ``paths`` (see :func:`lint_source`), in
+    ``jobs`` processes (default: ``TILETUNE_LINT_JOBS`` or the CPU count;
+    1 lints in this process).  Diagnostics come back in file order."""
     if "codes" not in kwargs or kwargs["codes"] is None:
         kwargs["codes"] = select_codes(kwargs.pop("select", None), kwargs.pop("ignore", None))
     else:
         kwargs.pop("select", None)
         kwargs.pop("ignore", None)
     files = list(iter_python_files(paths))
-    out: list[Diagnostic] = []
-    for f in files:
-        out.extend(lint_file(f, **kwargs))
-    return out
+    jobs = _jobs(jobs, len(files))
+    if jobs <= 1:
+        out: list[Diagnostic] = []
+        for f in files:
+            out.extend(lint_file(f, **kwargs))
+        return out
+    return _lint_parallel(files, jobs, kwargs)
+
+
+def _jobs(jobs: Optional[int], n_files: int) -> int:
+    if jobs is None:
+        env = os.environ.get("TILETUNE_LINT_JOBS")
+        jobs = int(env) if env and env.isdigit() else (os.cpu_count() or 1)
+    # A worker costs an interpreter's start; only worth it for many files.
+    return max(1, min(jobs, n_files // 8 or 1))
+
+
+def _lint_one(args: tuple) -> list[Diagnostic]:
+    path, kwargs = args
+    return lint_file(path, **kwargs)
+
+
+def _lint_parallel(files: list[str], jobs: int, kwargs: dict) -> list[Diagnostic]:
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    # Workers inherit the imported analysis with "fork" (no re-import);
+    # elsewhere they start fresh.
+    methods = mp.get_all_start_methods()
+    ctx = mp.get_context("fork" if "fork" in methods else None)
+    if "fork" in methods:
+        import tiletune.analysis  # noqa: F401  (warm the parent before forking)
+        _load_rules()
+    # Big files first so the last worker does not finish alone.
+    order = sorted(files, key=lambda f: -_size(f))
+    results: dict[str, list[Diagnostic]] = {}
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        for f, diags in zip(order, pool.map(_lint_one, [(f, kwargs) for f in order], chunksize=1)):
+            results[f] = diags
+    return [d for f in files for d in results[f]]
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def render_rules_markdown() -> str:

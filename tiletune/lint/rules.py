@@ -117,9 +117,9 @@ def _param_by_name(kernel: Any, name: str) -> Optional[Any]:
         """,
     why="""
         A default is a hard-coded tiling: every launch that does not pass the
-        parameter silently gets it, whatever the shapes and the chip, and the
-        tuner (`configs=[]` included) treats a defaulted parameter as the author's
-        choice rather than as a dimension to search. Leave tiling parameters
+        parameter silently gets it, whatever the shapes and the chip, and
+        tiletune's `configs=[]` search keeps a defaulted tiling parameter at its
+        default ("has a default") instead of searching it. Leave tiling parameters
         without defaults so the autotuner (or an explicit launch keyword in an
         untuned kernel) always supplies them. The quick fix drops the default; it
         is offered when that keeps every known launch valid (the kernel is
@@ -211,9 +211,9 @@ def _can_drop_default(kernel: Any, param: Any) -> bool:
     why="""
         The autotuner supplies those values from each config. Triton refuses a
         launch that passes one too ("Conflicting meta-parameters: ... Make sure
-        that you don't re-define auto-tuned symbols"), and where it does not (a
-        wrapper that filters keywords) the tuned value is thrown away. The quick
-        fix drops the keyword.
+        that you don't re-define auto-tuned symbols"); tiletune's `configs=[]`
+        search keeps a parameter passed at launch at that value ("passed at
+        launch"), so it is never tuned. The quick fix drops the keyword.
         """,
     bad="""
         import tiletune
@@ -273,7 +273,8 @@ def check_fixed_at_launch(ctx: LintContext) -> Iterator[Diagnostic]:
                 why = "a tiling parameter" if kw in tiling else "a parameter its configs set"
                 msg = (
                     f"launch of autotuned kernel {k.name!r} fixes {kw}={launch.fixed[kw]} ({why}): "
-                    f"the autotuner supplies {kw!r} and Triton rejects the conflict; drop the keyword"
+                    f"the autotuner should supply {kw!r} (Triton rejects the conflict, tiletune leaves it untuned); "
+                    f"drop the keyword"
                 )
                 span = launch.keyword_spans.get(kw, launch.span)
                 yield ctx.report(
