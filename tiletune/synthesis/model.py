@@ -20,7 +20,12 @@ class Target:
     (per block), ``registers_per_sm``, ``max_threads_per_block``,
     ``warp_size``, ``cores`` (SMs).  Ascend fields: ``ub_bytes`` (per vector
     core), ``l1_bytes``, ``l0a_bytes``, ``l0b_bytes``, ``l0c_bytes``,
-    ``cores`` (cube cores), ``vector_cores``, ``ub_align_bytes``.
+    ``cores`` (cube cores), ``vector_cores``, ``ub_align_bytes``, ``fractal``
+    (cube fractal edge; ``fractal_k_int8`` for the k of int8 dots).  Occupancy
+    fields (NVIDIA): ``shared_bytes_per_sm``, ``max_registers_per_thread``,
+    ``max_threads_per_sm``, ``max_blocks_per_sm``.  ``max_tensor_numel`` is
+    Triton's largest tensor; ``max_unbound_tile`` caps tiling parameters that
+    no runtime size bounds.
     ``bandwidth`` is bytes/s of device memory, ``flops`` maps a dtype to the
     dense matrix-unit rate in FLOP/s and ``vector_flops`` is the fp32 vector
     rate.  ``arch`` is the compute capability (90 for sm_90) on NVIDIA.
@@ -45,6 +50,17 @@ class Target:
     vector_cores: Optional[int] = None
     ub_align_bytes: int = 32
     sources: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    # NVIDIA occupancy limits (CUDA guide); used by the register estimate and the cost model.
+    shared_bytes_per_sm: Optional[int] = None
+    max_registers_per_thread: int = 255
+    max_threads_per_sm: int = 2048
+    max_blocks_per_sm: int = 32
+    # Ascend cube fractal: dot dims are multiples of ``fractal`` (k of int8 dots: ``fractal_k_int8``).
+    fractal: int = 16
+    fractal_k_int8: int = 32
+    # Triton's largest tensor (TRITON_MAX_TENSOR_NUMEL) and the cap for tiles with no runtime bound.
+    max_tensor_numel: int = 1048576
+    max_unbound_tile: int = 1024
 
     @property
     def is_nvidia(self) -> bool:
