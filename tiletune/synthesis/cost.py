@@ -1,0 +1,255 @@
+"""The cost model: a predicted time for every feasible point, and the top-K with variety.
+
+All terms are computed with NumPy over every feasible point at once.  For a
+point with ``P`` programs on a target with ``C`` cores (SMs; Ascend cube
+cores for kernels with ``tl.dot``, vector cores otherwise):
+
+``bytes``
+    sum over memory accesses of tile bytes x trips x ``P`` -- re-reads
+    included (a tile of A loaded by every program of a row counts every time).
+    Tile dimensions that are a tiling parameter with a runtime bound are
+    clipped to it (masked lanes move no data).  Each access is weighted by a
+    transaction factor ``1 + 0.5 (1 - min(1, c / line))`` where ``c`` is the
+    contiguous run in bytes (``line`` 128 B on NVIDIA, 512 B on Ascend).
+``flops``
+    sum over ``tl.dot`` of ``2 m n k`` x trips x ``P``.
+``t_memory = bytes / (bandwidth x eff_latency)``
+    ``eff_latency = min(1, in_flight / (bandwidth x latency))`` with
+    ``in_flight = min(P, C x resident) x bytes loaded per iteration x depth``
+    (Little's law; depth = ``num_stages - 1`` for loads in loops, the
+    multibuffer depth on Ascend).  Penalises tiny tiles.
+``t_compute = flops / (peak[dtype] x eff_mma)``
+    ``eff_mma`` is 0.6 on sm_90 when the tile cannot use wgmma (``m < 64`` or
+    fewer than 4 warps), else 1.
+``roofline = max(t_memory, t_compute)``
+``waves = ceil(P / C) / (P / C)``
+    wave quantisation; below one wave it is ``C / P`` (idle cores).
+``stage``
+    1.35 / 1.1 / 1.0 for ``num_stages`` 1 / 2 / >= 3 when a ``tl.dot`` is in
+    a loop (no overlap of loads and MMA), 1.1 for ``num_stages = 1`` in loops
+    of loads only; on Ascend 1.2 without multibuffer for loops of loads.
+``warps``
+    ``1 + w |log2(num_warps / ideal)|``; ``ideal`` = accumulator elements /
+    4096 (1..8) with dots, else largest tile / 256 (1..16); w = 0.15.
+``overhead = ceil(P / (C x resident)) x (t_wave + trips x t_iter)``
+    a prologue/epilogue latency per resident wave (1 us NVIDIA, 2 us Ascend)
+    and a fixed cost per loop iteration (50 ns NVIDIA, 200 ns Ascend) --
+    this is what makes a tiny ``BLOCK_K`` over a long ``K`` lose.
+
+``cost = roofline x waves x stage x warps + overhead`` seconds.  ``resident``
+(programs per SM at once) follows CUDA's occupancy rules from the thread,
+register (estimated from ``live_bytes`` less what is staged in shared memory), shared-memory and block limits; it
+is 1 on Ascend.
+
+The model only ranks; the runtime benchmarks the top K.  To keep the top K
+useful it keeps variety: at most 2 points per tiling (same kwargs) and at
+most 4 per parallel tile (same parallel parameters and hints) before the
+list is filled up in plain cost order.
+"""
+
+from __future__ import annotations
+
+
+import numpy as np
+
+from ..analysis.expr import NUM_STAGES
+from ..analysis.model import Role
+from .constraints import Model, evaluate
+from .enumerate import Table
+from .space import MULTIBUFFER, NUM_WARPS
+
+__all__ = ["cost_table", "rank", "LATENCY_S", "WAVE_S"]
+
+LATENCY_S = {"nvidia": 0.7e-6, "ascend": 1.0e-6}  # DRAM latency to cover (Little's law)
+WAVE_S = {"nvidia": 1.0e-6, "ascend": 2.0e-6}  # per resident wave of programs
+ITER_S = {"nvidia": 50e-9, "ascend": 200e-9}  # fixed cost of one loop iteration (barrier, address update)
+LINE_BYTES = {"nvidia": 128, "ascend": 512}
+
+
+def _arr(model: Model, e, env: dict, n: int) -> np.ndarray:
+    v = evaluate(e, env)
+    return np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)).astype(np.float64)
+
+
+def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
+    """Every cost term for every point of ``table`` (arrays of length ``table.n``)."""
+    t = model.target
+    fam = t.family
+    n = table.n
+    env = table.env()
+    for k, v in model.space.env.items():
+        env.setdefault(k, v)
+    one = np.ones(n, dtype=np.float64)
+
+    programs = np.maximum(_arr(model, model.programs, env, n), 1.0)
+    has_dots = bool(model.dots)
+    if t.is_ascend:
+        cores = float(t.cores if has_dots else (t.vector_cores or t.cores))
+    else:
+        cores = float(t.cores)
+
+    # --- knobs ---
+    if t.is_nvidia:
+        warps = env.get(NUM_WARPS, 4) * one
+        stages = env.get(NUM_STAGES, 1) * one
+        depth_loop = np.maximum(stages - 1, 1)
+    else:
+        mb = env.get(MULTIBUFFER, 0) * one
+        warps = one
+        stages = 1 + mb
+        depth_loop = stages
+
+    # --- bytes ---
+    line = LINE_BYTES[fam]
+    total_bytes = np.zeros(n)
+    weighted = np.zeros(n)
+    load_iter = np.zeros(n)
+    for at in model.accesses:
+        b = _arr(model, at.bytes, env, n)
+        moved = b * _arr(model, at.trips, env, n) * programs
+        total_bytes += moved
+        if at.contiguous_bytes is not None:
+            c = _arr(model, at.contiguous_bytes, env, n)
+            weighted += moved * (1.0 + 0.5 * (1.0 - np.minimum(1.0, c / line)))
+        else:
+            weighted += moved
+        if at.kind == "load":
+            # pipelining keeps depth iterations in flight, but never more than the loop has
+            load_iter += b * (np.minimum(depth_loop, np.maximum(_arr(model, at.trips, env, n), 1.0)) if at.in_loop else 1.0)
+    tx = np.where(total_bytes > 0, weighted / np.maximum(total_bytes, 1.0), 1.0)
+
+    # --- flops ---
+    total_flops = np.zeros(n)
+    t_compute = np.zeros(n)
+    mma_eff = one.copy()
+    for d in model.dots:
+        fl = _arr(model, d.flops, env, n) * _arr(model, d.trips, env, n) * programs
+        total_flops += fl
+        rate = t.flops.get(d.dtype) or t.flops.get("fp16") or 1e14
+        t_compute += fl / rate
+    if has_dots and t.is_nvidia and (t.arch or 0) >= 90:
+        m_dim = np.minimum.reduce([_arr(model, d.m, env, n) for d in model.dots])
+        mma_eff = np.where((m_dim >= 64) & (warps >= 4), 1.0, 0.6)
+    t_compute = t_compute / mma_eff
+
+    # --- residency (programs per core at once) ---
+    if t.is_nvidia:
+        threads = warps * t.warp_size
+        live = _arr(model, model.footprint["register_bytes"], env, n) if "register_bytes" in model.footprint else np.zeros(n)
+        shared = _arr(model, model.footprint["shared_bytes"], env, n) if "shared_bytes" in model.footprint else np.zeros(n)
+        regs = np.clip(np.ceil(live / (threads * 4)) + 32, 32, t.max_registers_per_thread)
+        r_thr = np.floor(t.max_threads_per_sm / threads)
+        r_reg = np.floor((t.registers_per_sm or 65536) / (regs * threads))
+        smem_sm = t.shared_bytes_per_sm or t.shared_bytes or 49152
+        r_smem = np.where(shared > 0, np.floor(smem_sm / np.maximum(shared, 1)), t.max_blocks_per_sm)
+        resident = np.clip(np.minimum(np.minimum(r_thr, r_reg), np.minimum(r_smem, t.max_blocks_per_sm)), 1, None)
+    else:
+        regs = np.zeros(n)
+        resident = one.copy()
+
+    # --- memory time with latency efficiency ---
+    need_in_flight = t.bandwidth * LATENCY_S[fam]
+    in_flight = np.minimum(programs, cores * resident) * load_iter
+    eff_lat = np.where(load_iter > 0, np.minimum(1.0, in_flight / need_in_flight), 1.0)
+    eff_lat = np.maximum(eff_lat, 1e-3)
+    t_memory = total_bytes * tx / (t.bandwidth * eff_lat)
+
+    roofline = np.maximum(t_memory, t_compute)
+    waves_f = np.ceil(programs / cores) / (programs / cores)
+
+    # --- stages ---
+    loads_in_loop = any(a.in_loop and a.kind == "load" for a in model.accesses)
+    dots_in_loop = any(d.in_loop for d in model.dots)
+    stage_f = one.copy()
+    if t.is_nvidia:
+        if dots_in_loop:
+            stage_f = np.where(stages <= 1, 1.35, np.where(stages == 2, 1.1, 1.0))
+        elif loads_in_loop:
+            stage_f = np.where(stages <= 1, 1.1, 1.0)
+    elif loads_in_loop:
+        stage_f = np.where(stages <= 1, 1.2, 1.0)
+
+    # --- warps ---
+    warp_f = one.copy()
+    if t.is_nvidia:
+        if has_dots:
+            acc = np.maximum.reduce([_arr(model, d.mn, env, n) for d in model.dots])
+            ideal = np.clip(acc / 4096.0, 1, 8)
+            warp_f = 1.0 + 0.15 * np.abs(np.log2(warps / ideal))
+        else:
+            big = _arr(model, model.max_tile_numel, env, n)
+            ideal = np.clip(big / 256.0, 1, 16)
+            warp_f = 1.0 + 0.15 * np.abs(np.log2(warps / ideal))
+
+    # fixed costs: a prologue/epilogue per resident wave, and the loop's own iterations
+    resident_waves = np.ceil(programs / (cores * resident))
+    trips = np.ones(n)
+    for at in model.accesses:
+        if at.in_loop:
+            trips = np.maximum(trips, _arr(model, at.trips, env, n))
+    overhead = resident_waves * (WAVE_S[fam] + trips * ITER_S[fam])
+    cost = roofline * waves_f * stage_f * warp_f + overhead
+    return {
+        "cost": cost,
+        "programs": programs,
+        "bytes": total_bytes,
+        "flops": total_flops,
+        "t_memory": t_memory,
+        "t_compute": t_compute,
+        "latency_eff": eff_lat,
+        "transaction_factor": tx,
+        "mma_eff": mma_eff,
+        "waves_factor": waves_f,
+        "stage_factor": stage_f,
+        "warp_factor": warp_f,
+        "resident": resident,
+        "overhead": overhead,
+        "regs_per_thread": regs,
+    }
+
+
+def rank(model: Model, table: Table, costs: dict[str, np.ndarray], top_k: int, per_tiling: int = 2, per_tile: int = 4) -> list[int]:
+    """Indices of the top ``top_k`` points, best first, with variety (see module docstring)."""
+    if table.n == 0 or top_k <= 0:
+        return []
+    sp = model.space
+    tiling_vars = [v.name for v in sp.vars if v.kind in ("tile", "hint")]
+    parallel = {p.name for p in sp.spec.tiling_params if p.role == Role.PARALLEL}
+    tile_vars = [v.name for v in sp.vars if (v.kind == "tile" and v.name in parallel) or v.kind == "hint"]
+    # deterministic order: cost, then the variables' value indices (np.lexsort: last key is primary)
+    order = np.lexsort(tuple(table.idx[name] for name in reversed(sp.var_names)) + (costs["cost"],))
+    chosen: list[int] = []
+    per_k: dict[tuple, int] = {}
+    per_t: dict[tuple, int] = {}
+    tiling_cols = [table.idx[nm] for nm in tiling_vars]
+    tile_cols = [table.idx[nm] for nm in tile_vars]
+    for i in order:
+        i = int(i)
+        k1 = tuple(int(c[i]) for c in tiling_cols)
+        k2 = tuple(int(c[i]) for c in tile_cols)
+        if per_k.get(k1, 0) >= per_tiling or (tile_vars and per_t.get(k2, 0) >= per_tile):
+            continue
+        per_k[k1] = per_k.get(k1, 0) + 1
+        per_t[k2] = per_t.get(k2, 0) + 1
+        chosen.append(i)
+        if len(chosen) >= top_k:
+            return chosen
+    taken = set(chosen)
+    for i in order:
+        i = int(i)
+        if i not in taken:
+            chosen.append(i)
+            taken.add(i)
+            if len(chosen) >= top_k:
+                break
+    # keep the final list in cost order
+    position = np.empty(table.n, dtype=np.int64)
+    position[order] = np.arange(table.n)
+    chosen.sort(key=lambda j: int(position[j]))
+    return chosen
+
+
+def point_terms(costs: dict[str, np.ndarray], i: int) -> dict[str, float]:
+    """The cost terms of point ``i`` as plain floats."""
+    return {k: float(v[i]) for k, v in costs.items()}
+

@@ -1,0 +1,133 @@
+"""Words for the model and for infeasibility.
+
+When nothing fits, :func:`explain_infeasible` says why in two parts:
+
+1. the *conflict*: Z3's unsatisfiable core over the tracked constraints
+   (``assert_and_track``; ``core.minimize`` on), each tracked name mapped
+   back to its sentence -- e.g. "BLOCK_K >= 16 (tl.dot operand dimension)"
+   and "UB: live tiles ... <= 196608 B per vector core".  Should Z3 time out,
+   a deletion-based core is computed with the (complete) enumeration instead;
+2. the *closest point*: among the points that satisfy every requirement
+   except the capacities, the one whose total relative excess is smallest,
+   with the bytes it needs, the bytes available and by how much it misses
+   -- so the user knows what to change.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from .constraints import Constraint, Model, evaluate
+from .enumerate import enumerate_feasible
+
+__all__ = ["explain_infeasible", "unsat_core", "closest_point"]
+
+_CAPACITY_KINDS = ("capacity", "numel")
+
+
+def unsat_core(model: Model, timeout_ms: int = 5000) -> tuple[list[Constraint], str]:
+    """The constraints of a minimal conflict, and how it was found (``"z3"`` or ``"enumeration"``)."""
+    import z3
+
+    solver, _, tracks = model.solver(timeout_ms=timeout_ms)
+    result = solver.check()
+    if result == z3.unsat:
+        names = [str(b) for b in solver.unsat_core()]
+        core = [tracks[n] for n in names if tracks.get(n) is not None]
+        order = {c.name: i for i, c in enumerate(model.constraints)}
+        core.sort(key=lambda c: order.get(c.name, 0))
+        return core, "z3"
+    # Z3 gave up (or, with non-numeric hints, saw less than the enumeration): delete one at a time.
+    explicit = [c for c in model.constraints if not c.implicit]
+    core = list(explicit)
+    for c in list(explicit):
+        trial = [x.name for x in explicit if x not in core or x is c]
+        if enumerate_feasible(model, skip=trial).n == 0:
+            core.remove(c)
+    return core, "enumeration"
+
+
+def closest_point(model: Model) -> Optional[dict[str, Any]]:
+    """The point nearest to fitting: ``{"point", "violations": [(constraint, need, limit)]}``.
+
+    Searched among points that meet every non-capacity requirement (falling
+    back to the whole grid); the score is the sum over capacity constraints
+    of ``max(0, need - limit) / limit``.
+    """
+    caps = [c for c in model.constraints if c.kind in _CAPACITY_KINDS]
+    skip = [c.name for c in caps]
+    table = enumerate_feasible(model, skip=skip)
+    if table.n == 0:
+        skip = [c.name for c in model.constraints if not c.implicit]
+        table = enumerate_feasible(model, skip=skip)
+    if table.n == 0:
+        return None
+    env = table.env()
+    for k, v in model.space.env.items():
+        env.setdefault(k, v)
+    n = table.n
+    score = np.zeros(n)
+    per: list[tuple[Constraint, np.ndarray, np.ndarray]] = []
+    for c in caps:
+        need = np.broadcast_to(np.asarray(evaluate(c.need, env), dtype=np.float64), (n,))
+        limit = np.broadcast_to(np.asarray(evaluate(c.limit, env), dtype=np.float64), (n,))
+        score += np.maximum(0.0, need - limit) / np.maximum(limit, 1.0)
+        per.append((c, need, limit))
+    # tie-break towards small tiles (the usual way out is to shrink them)
+    order = np.lexsort(tuple(table.idx[v.name] for v in reversed(model.space.vars)) + (score,))
+    i = int(order[0])
+    point = table.point(i)
+    violations = [(c, int(need[i]), int(limit[i])) for c, need, limit in per if need[i] > limit[i]]
+    return {"point": point, "violations": violations, "score": float(score[i])}
+
+
+def _point_text(point: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in point.items())
+
+
+def explain_infeasible(model: Model) -> str:
+    """Why no point fits, in words (see the module docstring)."""
+    sp = model.space
+    lines: list[str] = []
+    core, how = unsat_core(model)
+    shown = [c for c in core if c.kind != "pow2"] or core
+    if shown:
+        lines.append("These requirements cannot all hold" + (" (Z3 unsat core):" if how == "z3" else ":"))
+        for c in shown:
+            lines.append(f"  - {c.text}")
+    else:
+        lines.append("The search space is empty.")
+    near = closest_point(model)
+    if near is not None and near["violations"]:
+        parts = []
+        for c, need, limit in near["violations"]:
+            unit = c.unit
+            parts.append(f"{c.label} needs {need} {unit} > {limit} {unit} ({need - limit} {unit} over)")
+        lines.append(f"Closest point: {_point_text(near['point'])}: " + "; ".join(parts) + ".")
+        lines.append(_advice(model, near))
+    elif near is not None:
+        lines.append(f"Closest point: {_point_text(near['point'])} (it fails a non-capacity requirement above).")
+    fixed = sp.fixed
+    if fixed:
+        lines.append("Fixed values: " + ", ".join(f"{k}={v}" for k, v in fixed.items()) + " (these were not searched).")
+    return "\n".join(lines)
+
+
+def _advice(model: Model, near: dict[str, Any]) -> str:
+    sp = model.space
+    t = sp.target
+    tips = []
+    mins = [v.name for v in sp.tile_vars if near["point"].get(v.name) == v.values[0]]
+    if len(mins) == 1:
+        tips.append(f"{mins[0]} is already at its smallest value")
+    elif mins:
+        tips.append(f"{', '.join(mins)} are already at their smallest values")
+    if sp.fixed:
+        tips.append(f"reduce the fixed value(s) {', '.join(sp.fixed)}")
+    if t.is_ascend:
+        tips.append("split the work into a loop over a smaller block")
+    else:
+        tips.append("use fewer pipeline stages or a smaller block")
+    return "To fit: " + "; ".join(tips) + "."

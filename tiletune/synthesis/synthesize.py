@@ -1,0 +1,259 @@
+"""Synthesis entry points: :func:`synthesize` and :func:`check_config`.
+
+``synthesize(spec, shapes, dtypes, target)`` builds the search space
+(:mod:`.space`), the constraint model (:mod:`.constraints`), enumerates every
+feasible point (:mod:`.enumerate`), ranks them (:mod:`.cost`) and returns the
+top K as :class:`~tiletune.synthesis.model.Candidate` objects.  Nothing
+feasible raises :class:`~tiletune.errors.InfeasibleError` with an explanation
+(:mod:`.explain`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from ..analysis.expr import NUM_STAGES
+from ..analysis.model import KernelSpec
+from ..errors import InfeasibleError, SynthesisError
+from .constraints import Model, build_model, evaluate, evaluate_pred
+from .cost import cost_table, rank
+from .enumerate import Table, apply_prune, enumerate_feasible
+from .explain import explain_infeasible
+from .model import Candidate, SynthesisResult, Target
+from .space import MULTIBUFFER, NUM_WARPS, Space, build_space, required_shapes
+from .targets import get_target
+
+__all__ = ["synthesize", "check_config", "required_shapes", "build"]
+
+TargetLike = Union[str, Mapping[str, Any], Target]
+
+_SOFT_ORDER = {"capacity": 0, "warps": 1, "align": 2}
+
+
+def build(
+    spec: KernelSpec,
+    shapes: Mapping[str, int],
+    dtypes: Mapping[str, str],
+    target: TargetLike,
+    *,
+    hints: Optional[Mapping[str, Sequence]] = None,
+    fixed: Optional[Mapping[str, int]] = None,
+) -> Model:
+    """The constraint model for one problem (what :func:`synthesize` searches)."""
+    t = get_target(target)
+    space = build_space(spec, shapes, dtypes, t, hints, fixed)
+    return build_model(space)
+
+
+def _config_dict(space: Space, point: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for v in space.vars:
+        out[v.name] = point[v.name]
+    return out
+
+
+def _make_candidate(model: Model, table: Table, costs: dict[str, np.ndarray], i: int) -> Candidate:
+    sp = model.space
+    point = table.point(i)
+    kwargs: dict[str, Any] = {}
+    for p in sp.spec.tiling_params:
+        if p.name in point:
+            kwargs[p.name] = int(point[p.name])
+    for v in sp.vars:
+        if v.kind == "hint":
+            kwargs[v.name] = point[v.name]
+    extra: dict[str, Any] = {}
+    num_warps = num_stages = None
+    if sp.target.is_nvidia:
+        num_warps = int(point[NUM_WARPS]) if NUM_WARPS in point else int(sp.fixed.get(NUM_WARPS, 4))
+        num_stages = int(point[NUM_STAGES]) if NUM_STAGES in point else (int(sp.fixed[NUM_STAGES]) if NUM_STAGES in sp.fixed else None)
+    else:
+        mb = point.get(MULTIBUFFER, sp.fixed.get(MULTIBUFFER))
+        if mb is not None:
+            extra[MULTIBUFFER] = bool(mb)
+    env = {k: v for k, v in sp.env.items()}
+    for v in sp.vars:
+        if v.numeric:
+            env[v.name] = int(v.codes[v.values.index(point[v.name])])
+    footprint = {}
+    for key, e in model.footprint.items():
+        try:
+            footprint[key] = int(evaluate(e, env))
+        except KeyError:
+            pass
+    terms = {k: float(a[i]) for k, a in costs.items() if k != "cost"}
+    if sp.target.is_nvidia:
+        footprint["registers_per_thread"] = int(terms.pop("regs_per_thread", 0))
+    else:
+        terms.pop("regs_per_thread", None)
+    return Candidate(
+        kwargs=kwargs,
+        num_warps=num_warps,
+        num_stages=num_stages,
+        extra=extra,
+        cost=float(costs["cost"][i]),
+        cost_terms=terms,
+        footprint=footprint,
+    )
+
+
+def synthesize(
+    spec: KernelSpec,
+    shapes: Mapping[str, int],
+    dtypes: Mapping[str, str],
+    target: TargetLike,
+    *,
+    hints: Optional[Mapping[str, Sequence]] = None,
+    prune: Optional[Sequence[Callable[[dict], bool]]] = None,
+    fixed: Optional[Mapping[str, int]] = None,
+    top_k: int = 16,
+) -> SynthesisResult:
+    """Ranked tilings of ``spec`` that fit ``target`` at these sizes and dtypes.
+
+    ``shapes`` gives runtime integer arguments by name (see
+    :func:`required_shapes`), ``dtypes`` the element type of each pointer
+    parameter (``"fp16"``, ``"fp32"``, ``"bf16"``, ``"int8"``, ...).
+    ``hints`` lists values for non-tiling knobs (``{"GROUP_SIZE_M": [1, 8]}``;
+    they multiply the space and land in ``kwargs``; a hint on a tiling
+    parameter, ``num_warps``, ``num_stages`` or ``multibuffer`` replaces that
+    variable's domain).  ``prune`` predicates get each feasible point's config
+    dict and return True to drop it.  ``fixed`` values are not searched (fixed
+    at launch or by default) but enter every constraint; they are not put in
+    the candidates' kwargs.
+
+    Raises :class:`SynthesisError` for missing shapes or dtypes (naming
+    them), :class:`InfeasibleError` with an explanation when nothing fits.
+    """
+    t = get_target(target)
+    if top_k < 1:
+        raise SynthesisError(f"top_k must be >= 1, got {top_k}")
+    space = build_space(spec, shapes, dtypes, t, hints, fixed)
+    model = build_model(space)
+    table = enumerate_feasible(model)
+    where = _where(spec, space)
+    relaxed: list[str] = []
+    if table.n == 0:
+        # Preferences (register estimate, warps per tile, NVIDIA vector width) give way
+        # before we call a problem infeasible: spilling or idle threads still run.
+        soft = sorted((c for c in model.constraints if c.soft), key=lambda c: _SOFT_ORDER.get(c.kind, 9))
+        for i in range(1, len(soft) + 1):
+            table = enumerate_feasible(model, skip=[c.name for c in soft[:i]])
+            if table.n:
+                relaxed = [c.name for c in soft[:i]]
+                break
+    if table.n == 0:
+        raise InfeasibleError(f"no tiling of kernel {spec.name!r} fits {t.name}{where}", explain_infeasible(model))
+    model_feasible = table.n
+    table = apply_prune(table, prune, lambda pt: _config_dict(space, pt))
+    if table.n == 0:
+        raise InfeasibleError(
+            f"no tiling of kernel {spec.name!r} fits {t.name}{where}",
+            f"all {model_feasible} feasible points were removed by the prune predicates",
+        )
+    costs = cost_table(model, table)
+    chosen = rank(model, table, costs, top_k)
+    candidates = [_make_candidate(model, table, costs, i) for i in chosen]
+    summary = model.summary()
+    if relaxed:
+        summary.append(
+            "note: no point met the preferences " + ", ".join(relaxed)
+            + "; they were relaxed (expect register spills or idle threads)"
+        )
+    summary.append(f"feasible points: {table.n}" + (f" ({table.pruned} more removed by prune predicates)" if table.pruned else ""))
+    for name, count in table.removed.items():
+        summary.append(f"  [{name}] removed {count} partial points")
+    return SynthesisResult(
+        kernel=spec.name,
+        target=t.name,
+        candidates=candidates,
+        feasible_count=table.n,
+        model_summary=summary,
+    )
+
+
+def _where(spec: KernelSpec, space: Space) -> str:
+    parts = [f"{k}={v}" for k, v in space.shapes.items()]
+    dts = [f"{k}:{v}" for k, v in space.dtypes.items()]
+    text = ""
+    if parts:
+        text += " at " + ", ".join(parts)
+    if dts:
+        text += " (" + ", ".join(dts) + ")"
+    return text
+
+
+def check_config(
+    spec: KernelSpec,
+    kwargs: Mapping[str, Any],
+    num_warps: Optional[int],
+    num_stages: Optional[int],
+    shapes: Optional[Mapping[str, int]],
+    dtypes: Mapping[str, str],
+    target: TargetLike,
+) -> list[str]:
+    """Why a hand-written config cannot work on ``target`` ([] when nothing is known to be wrong).
+
+    Checks the hard limits only: minimum sizes and powers of two of tiling
+    parameters, on-chip capacities (shared memory; UB, L1, L0A/L0B, L0C),
+    Triton's largest tensor, Ascend alignment and cube fractals,
+    ``tl.static_assert`` conditions, and -- when ``shapes`` are given -- that
+    whole-extent (inner) tiles cover their extent.  Constraints that need a
+    value not given (a shape, a dtype, a tiling parameter missing from
+    ``kwargs`` without a default) are skipped.  The register estimate is a
+    synthesis preference, not reported (spilling still runs).
+    """
+    t = get_target(target)
+    tiling = {p.name: p for p in spec.tiling_params}
+    consts = {k: v for k, v in kwargs.items() if k not in tiling and isinstance(v, (int, bool))}
+    if t.is_ascend and MULTIBUFFER in kwargs:
+        consts[MULTIBUFFER] = int(bool(kwargs[MULTIBUFFER]))
+    space = build_space(spec, shapes or {}, dtypes or {}, t, None, consts, partial=True)
+    model = build_model(space, strict=False)
+    env: dict[str, Any] = dict(space.env)
+    for name, p in tiling.items():
+        if name in kwargs:
+            env[name] = int(kwargs[name])
+        elif p.default is not None:
+            try:
+                env[name] = int(p.default)
+            except ValueError:
+                pass
+    if t.is_nvidia:
+        if num_warps is not None:
+            env[NUM_WARPS] = int(num_warps)
+        env[NUM_STAGES] = int(num_stages) if num_stages is not None else 3  # Triton's default
+    else:
+        env.setdefault(MULTIBUFFER, int(bool(kwargs.get(MULTIBUFFER, True))))
+    out: list[str] = []
+    for c in model.constraints:
+        if not c.check:
+            continue
+        if c.kind == "hi":
+            continue
+        if c.kind == "domain" and c.symbols and next(iter(c.symbols)) != NUM_WARPS:
+            continue
+        if c.kind == "pow2":
+            name = next(iter(c.symbols))
+            if not tiling.get(name) or not tiling[name].power_of_two:
+                continue
+        if c.kind == "lo" and ">= " in c.text and "(the tile holds" in c.text and not shapes:
+            continue
+        if not c.symbols <= set(env):
+            continue
+        ok = evaluate_pred(c.pred, env)
+        if not bool(np.all(ok)):
+            out.append(_violation_text(c, env, t))
+    return out
+
+
+def _violation_text(c, env: Mapping[str, Any], t: Target) -> str:
+    if c.kind in ("lo", "pow2", "domain"):
+        name = next(iter(c.symbols))
+        return f"{name}={env.get(name)} violates: {c.text}"
+    if c.kind == "capacity":
+        return c.violation(env, t.name)
+    if c.kind == "numel":
+        return c.violation(env, t.name)
+    return c.violation(env, t.name)
