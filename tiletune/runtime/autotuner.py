@@ -48,9 +48,17 @@ __all__ = ["Autotuner", "autotune", "MetaParameterConflict"]
 
 Config = triton.Config
 
-#: How many leading candidates are re-timed interleaved, and how many rounds.
+#: How many leading candidates are re-timed interleaved, and how many rounds
+#: (``TILETUNE_RETIME_ROUNDS`` overrides; one round under the interpreter).
 RETIME_TOP = 3
 RETIME_ROUNDS = 2
+
+
+def _retime_rounds() -> int:
+    env = os.environ.get("TILETUNE_RETIME_ROUNDS", "").strip()
+    if env.isdigit():
+        return int(env)
+    return 1 if _bench.interpreting() else RETIME_ROUNDS
 
 
 class MetaParameterConflict(TuningError, ValueError):
@@ -509,11 +517,13 @@ class Autotuner(_TritonAutotuner):
         drop = set(launch_const) | set(self._heuristics)
         configs: List[Config] = []
         seen = set()
+        # Under the interpreter, num_warps/num_stages change nothing: one candidate per tiling.
+        interp = _bench.interpreting()
         for cand in result.candidates:
             cfg = cand.to_config()
             if drop & cfg.kwargs.keys():
                 cfg.kwargs = {k: v for k, v in cfg.kwargs.items() if k not in drop}
-            sig = str(cfg)
+            sig = repr(sorted(cfg.kwargs.items())) if interp else str(cfg)
             if sig not in seen:
                 seen.add(sig)
                 configs.append(cfg)
@@ -747,7 +757,7 @@ class Autotuner(_TritonAutotuner):
         if self._do_bench is None and len(order) > 1:
             top = order[:RETIME_TOP]
             retimed = _bench.retime_interleaved({i: calls[i] for i in top}, bench, {i: timings[i] for i in top},
-                                                rounds=RETIME_ROUNDS)
+                                                rounds=_retime_rounds())
             for i in top:
                 report.candidate(configs[i], retimed[i], stage="retimed_ms")
                 timings[i] = retimed[i]

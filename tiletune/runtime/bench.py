@@ -102,23 +102,30 @@ def _reps(estimate_ms: float, budget_ms: float, cap: int = 1000) -> int:
 def bench_wall(fn: Callable[[], Any], *, warmup: Optional[float] = None, rep: Optional[float] = None) -> float:
     """Median wall time (perf_counter, device synchronised) of ``fn()`` in ms.
 
-    ``warmup``/``rep`` are time budgets in ms as in ``do_bench``; under the
-    interpreter the defaults are small (one estimating call, then about one
-    more), else 25 ms / 100 ms.  At least one timed call always runs.
+    ``warmup``/``rep`` are time budgets in ms as in ``do_bench``: the first
+    call estimates the time, then as many calls as fit in ``warmup`` and
+    ``rep`` run (the timed ones are the median's samples).  When ``rep`` has
+    no room for even one more call, the estimating call is the measurement.
+    Defaults: 25 ms / 100 ms; under the interpreter 0 / 0 (one call per
+    measurement: an interpreted launch takes tens of ms or more, and its time
+    only ranks candidates for the tests).
     """
     interp = interpreting()
     warmup = (0.0 if interp else 25.0) if warmup is None else float(warmup)
-    rep = (1.0 if interp else 100.0) if rep is None else float(rep)
+    rep = (0.0 if interp else 100.0) if rep is None else float(rep)
     _synchronize()
     t0 = time.perf_counter()
     fn()
     _synchronize()
     estimate = (time.perf_counter() - t0) * 1e3
-    n_warm = 0 if warmup <= 0 else _reps(estimate, warmup, cap=100)
+    n_warm = _fit(estimate, warmup, cap=100)
     for _ in range(n_warm):
         fn()
-    _synchronize()
-    n_rep = _reps(estimate, rep, cap=1000)
+    if n_warm:
+        _synchronize()
+    n_rep = _fit(estimate, rep, cap=1000)
+    if n_rep == 0:
+        return estimate
     times = []
     for _ in range(n_rep):
         t0 = time.perf_counter()
@@ -126,6 +133,15 @@ def bench_wall(fn: Callable[[], Any], *, warmup: Optional[float] = None, rep: Op
         _synchronize()
         times.append((time.perf_counter() - t0) * 1e3)
     return _median(times)
+
+
+def _fit(estimate_ms: float, budget_ms: float, cap: int) -> int:
+    """How many calls of ``estimate_ms`` fit in ``budget_ms`` (0 for no budget), at most ``cap``."""
+    if budget_ms <= 0:
+        return 0
+    if estimate_ms <= 0:
+        return cap
+    return min(cap, int(budget_ms / estimate_ms))
 
 
 def bench_event(fn: Callable[[], Any], *, warmup: Optional[float] = None, rep: Optional[float] = None) -> float:

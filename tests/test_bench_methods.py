@@ -1,0 +1,205 @@
+"""Benchmark methods: selection, the wall clock under the interpreter, interleaved re-timing, user do_bench."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+import tiletune
+from tiletune.errors import TuningError
+from tiletune.runtime import bench
+
+
+@pytest.fixture(autouse=True)
+def _env(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILETUNE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TRITON_BENCH_METHOD", raising=False)
+
+
+def test_interpreter_default_is_wall():
+    assert bench.interpreting()
+    assert bench.resolve_method(None) == "wall"
+
+
+def test_method_from_argument_and_env(monkeypatch):
+    assert bench.resolve_method("cudagraph") == "cudagraph"
+    assert bench.resolve_method("PROFILER") == "profiler"
+    monkeypatch.setenv("TRITON_BENCH_METHOD", "event")
+    assert bench.resolve_method(None) == "event"
+    assert bench.resolve_method("wall") == "wall"  # the argument wins over the environment
+    monkeypatch.setenv("TRITON_BENCH_METHOD", "default")
+    assert bench.resolve_method(None) == "wall"
+
+
+def test_unknown_method_names_the_known_ones():
+    with pytest.raises(TuningError, match="event, cudagraph, profiler, npu, wall"):
+        bench.resolve_method("stopwatch")
+
+
+def test_device_methods_fall_back_to_wall_under_the_interpreter():
+    for method in ("event", "cudagraph", "profiler"):
+        used, note = bench.effective_method(method)
+        assert used == "wall" and method in note
+    assert bench.effective_method("wall") == ("wall", None)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch_npu") is not None, reason="torch_npu is installed")
+def test_npu_without_torch_npu_is_a_clear_error():
+    with pytest.raises(TuningError, match="torch_npu"):
+        bench.effective_method("npu")
+    with pytest.raises(TuningError, match="torch_npu"):
+        bench.bench_npu(lambda: None)
+
+
+def test_wall_measures_the_call():
+    import time
+
+    calls = []
+
+    def fn():
+        calls.append(1)
+        time.sleep(0.002)
+
+    ms = bench.bench_wall(fn, warmup=0, rep=10)
+    assert 1.5 <= ms < 50
+    assert len(calls) >= 2  # an estimating call, then at least one timed
+
+
+def test_wall_without_budget_uses_the_estimating_call():
+    calls = []
+    ms = bench.bench_wall(lambda: calls.append(1), warmup=0, rep=0)
+    assert ms >= 0 and len(calls) == 1
+    calls.clear()
+    bench.bench_wall(lambda: calls.append(1))  # interpreter defaults: one call
+    assert len(calls) == 1
+
+
+def test_get_bench_binds_the_budgets():
+    b = bench.get_bench("wall", warmup=0, rep=0)
+    assert b.method == "wall"
+    assert b(lambda: None) >= 0
+
+
+def test_user_do_bench_forms():
+    assert bench.call_user_do_bench(lambda fn, quantiles: [2.0, 1.0, 3.0], lambda: None) == 2.0
+    assert bench.call_user_do_bench(lambda fn, quantiles: 1.5, lambda: None) == 1.5
+    assert bench.call_user_do_bench(lambda fn: 4.0, lambda: None) == 4.0  # no quantiles keyword
+
+
+def test_retime_interleaved_runs_in_turns_and_takes_the_median():
+    order = []
+    times = {"A": iter([5.0, 1.0]), "B": iter([2.0, 2.0]), "C": iter([3.0, 9.0])}
+    current = {}
+
+    def fake_bench(fn):
+        name = fn()
+        order.append(name)
+        return next(times[name])
+
+    calls = {k: (lambda k=k: k) for k in "ABC"}
+    out = bench.retime_interleaved(calls, fake_bench, {"A": 1.0, "B": 2.0, "C": 3.0}, rounds=2)
+    assert order == ["A", "B", "C", "A", "B", "C"]
+    assert out == {"A": 1.0, "B": 2.0, "C": 3.0}
+    del current
+
+
+@triton.jit
+def _copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+CONFIGS = [triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64})]
+
+
+def _launch(tuned, n=64):
+    x, y = torch.randn(n), torch.empty(n)
+    tuned[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, n)
+    torch.testing.assert_close(y, x)
+
+
+def test_user_do_bench_wins_over_bench_method(monkeypatch):
+    monkeypatch.setenv("TRITON_BENCH_METHOD", "wall")
+    calls = []
+
+    def do_bench(fn, quantiles):
+        fn()
+        calls.append(1)
+        return [float(len(calls))]
+
+    def wall_must_not_run(*a, **k):  # pragma: no cover
+        raise AssertionError("wall used although do_bench was given")
+
+    monkeypatch.setitem(bench.METHODS, "wall", wall_must_not_run)
+    tuned = tiletune.autotune(configs=CONFIGS, key=["n"], do_bench=do_bench, bench_method="wall")(_copy)
+    _launch(tuned)
+    assert len(calls) == 3  # once per config, no re-timing: the user's benchmark decides
+    assert tuned.best_config.kwargs == {"BLOCK": 16}
+
+
+def test_leading_candidates_are_retimed_interleaved(monkeypatch, capsys):
+    seen = []
+
+    def fake_wall(fn, *, warmup=None, rep=None):
+        fn()
+        seen.append(current["block"])
+        return {16: 3.0, 32: 1.0, 64: 2.0}[current["block"]] + 0.01 * len(seen)
+
+    current = {}
+
+    def pre(nargs, reset_only=False):
+        if not reset_only:
+            current["block"] = nargs["BLOCK"]
+
+    monkeypatch.setitem(bench.METHODS, "wall", fake_wall)
+    tuned = tiletune.autotune(configs=CONFIGS, key=["n"], pre_hook=pre, verbose=True)(_copy)
+    _launch(tuned)
+    # first pass in order, then the three best (32, 64, 16) interleaved (one round under the interpreter)
+    assert seen == [16, 32, 64, 32, 64, 16]
+    assert tuned.best_config.kwargs == {"BLOCK": 32}
+    out = capsys.readouterr().out
+    assert out.count("re-timed") == 3
+
+
+def test_retime_rounds_from_the_environment(monkeypatch):
+    seen = []
+    current = {}
+
+    def fake_wall(fn, *, warmup=None, rep=None):
+        fn()
+        seen.append(current["block"])
+        return {16: 3.0, 32: 1.0, 64: 2.0}[current["block"]]
+
+    def pre(nargs, reset_only=False):
+        if not reset_only:
+            current["block"] = nargs["BLOCK"]
+
+    monkeypatch.setitem(bench.METHODS, "wall", fake_wall)
+    monkeypatch.setenv("TILETUNE_RETIME_ROUNDS", "2")
+    tuned = tiletune.autotune(configs=CONFIGS, key=["n"], pre_hook=pre)(_copy)
+    _launch(tuned)
+    assert seen == [16, 32, 64, 32, 64, 16, 32, 64, 16]
+
+
+def test_bench_method_argument_is_used(monkeypatch):
+    used = []
+
+    def fake_wall(fn, *, warmup=None, rep=None):
+        fn()
+        used.append((warmup, rep))
+        return 1.0
+
+    monkeypatch.setitem(bench.METHODS, "wall", fake_wall)
+    tuned = tiletune.autotune(configs=CONFIGS, key=["n"], bench_method="wall", warmup=3, rep=7)(_copy)
+    _launch(tuned)
+    assert used and all(u == (3, 7) for u in used)
+
+
+def test_failing_benchmark_method_choice_is_reported_before_launching():
+    tuned = tiletune.autotune(configs=CONFIGS, key=["n"], bench_method="nonsense")(_copy)
+    with pytest.raises(TuningError, match="unknown bench_method"):
+        _launch(tuned)
