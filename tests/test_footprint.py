@@ -1,0 +1,122 @@
+"""The footprint model (tiletune.analysis.footprint, tiletune.analysis.liveness)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tiletune.analysis import analyze_source
+from tiletune.analysis.expr import parse_expr
+from tiletune.analysis.liveness import LiveRanges
+
+HEADER = "import triton\nimport triton.language as tl\n\n"
+
+MATMUL = """
+pid_m = tl.program_id(0)
+pid_n = tl.program_id(1)
+rm = pid_m * BM + tl.arange(0, BM)
+rn = pid_n * BN + tl.arange(0, BN)
+rk = tl.arange(0, BK)
+a_ptrs = a_ptr + rm[:, None] * K + rk[None, :]
+b_ptrs = b_ptr + rk[:, None] * N + rn[None, :]
+acc = tl.zeros((BM, BN), dtype=tl.float32)
+for k in range(0, K, BK):
+    a = tl.load(a_ptrs)
+    b = tl.load(b_ptrs)
+    acc += tl.dot(a, b)
+    a_ptrs += BK
+    b_ptrs += BK * N
+tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+"""
+MATMUL_PARAMS = "a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr"
+
+
+def kernel(body: str, params: str):
+    src = HEADER + f"@triton.jit\ndef k({params}):\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + "\n"
+    return analyze_source(src, "k.py").kernels[0]
+
+
+ENV = {"BM": 128, "BN": 128, "BK": 64, "esize_a_ptr": 2, "esize_b_ptr": 2, "esize_c_ptr": 2}
+
+
+def test_matmul_shared_bytes_match_the_compiler():
+    fp = kernel(MATMUL, MATMUL_PARAMS).footprint
+    # 128x128x64 fp16 matmul: 32768 B per stage (checked against triton.compile on sm_90)
+    for stages, expected in ((1, 32768), (2, 65536), (3, 98304), (4, 131072)):
+        assert fp.shared_bytes.evaluate({**ENV, "num_stages": stages}) == expected
+
+
+def test_matmul_operand_and_accumulator_bytes():
+    fp = kernel(MATMUL, MATMUL_PARAMS).footprint
+    assert fp.dot_operand_bytes == parse_expr("BK * BM * esize_a_ptr + BK * BN * esize_b_ptr")
+    assert fp.accumulator_bytes == parse_expr("4 * BM * BN")
+    live = fp.live_bytes.evaluate({**ENV, "num_stages": 3})
+    # at least the accumulator plus three stages of both operands
+    assert live >= 4 * 128 * 128 + 3 * 32768
+
+
+def test_symbols_of_footprint():
+    fp = kernel(MATMUL, MATMUL_PARAMS).footprint
+    allowed = {"BM", "BN", "BK", "esize_a_ptr", "esize_b_ptr", "esize_c_ptr", "num_stages"}
+    for e in (fp.live_bytes, fp.shared_bytes, fp.dot_operand_bytes, fp.accumulator_bytes):
+        assert e.symbols() <= allowed, e
+
+
+def test_elementwise_kernel_has_no_dot_bytes():
+    fp = kernel(
+        """
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        tl.store(y_ptr + offs, x * 2, mask=offs < n)
+        """,
+        "x_ptr, y_ptr, n, BLOCK: tl.constexpr",
+    ).footprint
+    assert str(fp.dot_operand_bytes) == "0" and str(fp.accumulator_bytes) == "0"
+    assert fp.shared_bytes.evaluate({"BLOCK": 1024, "esize_x_ptr": 4, "num_stages": 3}) == 0
+    live = fp.live_bytes.evaluate({"BLOCK": 1024, "esize_x_ptr": 4, "esize_y_ptr": 4, "num_stages": 3})
+    assert 1024 * 4 <= live <= 1024 * 4 * 6
+
+
+def test_live_bytes_scale_with_num_stages_in_loops():
+    fp = kernel(
+        """
+        acc = tl.zeros((BLOCK,), dtype=tl.float32)
+        for i in range(0, n, BLOCK):
+            acc += tl.load(x_ptr + i + tl.arange(0, BLOCK))
+        tl.store(y_ptr + tl.arange(0, BLOCK), acc)
+        """,
+        "x_ptr, y_ptr, n, BLOCK: tl.constexpr",
+    ).footprint
+    env = {"BLOCK": 256, "esize_x_ptr": 2, "esize_y_ptr": 4}
+    one = fp.live_bytes.evaluate({**env, "num_stages": 1})
+    four = fp.live_bytes.evaluate({**env, "num_stages": 4})
+    assert four - one == 3 * 256 * 2
+
+
+def test_liveness_scan():
+    lr = LiveRanges()
+    b = parse_expr
+    lr.tick(); lr.define("a", b("A"))
+    lr.tick(); lr.define("t", b("T")); lr.use("a")
+    lr.tick(); lr.use("t")  # a is dead from here
+    lr.tick(); lr.define("c", b("C")); lr.use("t")
+    assert lr.peak() == parse_expr("max(A + T, C + T)")
+
+
+def test_liveness_loop_carried():
+    lr = LiveRanges()
+    b = parse_expr
+    lr.tick(); lr.define("acc", b("ACC"))
+    lr.enter_loop()
+    lr.tick(); lr.define("x", b("X"))
+    lr.tick(); lr.use("acc"); lr.use("x"); lr.define("acc", b("ACC"), augmented=True)
+    lr.tick(); lr.define("y", b("Y"))  # x dead, acc still live (carried)
+    lr.exit_loop()
+    lr.tick(); lr.define("z", b("Z"))
+    assert lr.peak() == parse_expr("max(ACC + X, ACC + Y, Z)")
+
+
+def test_footprint_serialises():
+    spec = kernel(MATMUL, MATMUL_PARAMS)
+    d = spec.footprint.to_dict()
+    for text in d.values():
+        parse_expr(text)

@@ -1,0 +1,248 @@
+"""The abstract values the body interpreter (:mod:`.shapes`) computes with.
+
+A :class:`Val` describes what is known about one Python/Triton value in a
+kernel body: its tile shape and dtype, its integer value as an
+:class:`~tiletune.analysis.expr.Expr` when it is a scalar the analysis can
+follow, and a few taints the classifier needs (which parameters it depends
+on, which ``tl.arange`` extents and ``tl.program_id`` axes flow into it,
+which pointer parameter it addresses, which of its dimensions step by one).
+
+Also here: dtype names, dtype promotion and shape broadcasting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Iterable, Optional
+
+from .expr import Expr, const, esize_symbol
+from .model import DTYPE_BYTES, Shape
+
+__all__ = [
+    "Val",
+    "UNKNOWN",
+    "NONE",
+    "TL_DTYPES",
+    "broadcast_shapes",
+    "promote",
+    "dtype_size",
+    "shape_bytes",
+    "is_float",
+    "collect",
+]
+
+EMPTY: frozenset = frozenset()
+
+#: ``tl.<name>`` dtype attributes -> the dtype names of :mod:`.model`.
+TL_DTYPES = {
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "float32": "fp32",
+    "float64": "fp64",
+    "int1": "int1",
+    "int8": "int8",
+    "int16": "int16",
+    "int32": "int32",
+    "int64": "int64",
+    "uint8": "uint8",
+    "uint16": "uint16",
+    "uint32": "uint32",
+    "uint64": "uint64",
+    "float8e4nv": "fp8e4nv",
+    "float8e5": "fp8e5",
+    "float8e4b15": "fp8e4b15",
+    "float8e4b8": "fp8e4nv",
+    "float8e5b16": "fp8e5",
+    "fp16": "fp16",
+    "bf16": "bf16",
+    "fp32": "fp32",
+    "fp64": "fp64",
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Val:
+    """What the analysis knows about one value.
+
+    ``kind``: ``"value"`` (a tensor: tile or scalar), ``"tuple"`` (``items``),
+    ``"dtype"`` (a dtype object; ``dtype`` holds its name, ``"ptr:<p>"`` for
+    the pointer type of parameter ``<p>``), ``"blockptr"`` (from
+    ``tl.make_block_ptr``/``tl.advance``), ``"desc"`` (a tensor descriptor),
+    ``"none"`` (Python ``None``), ``"slice"`` (a ``:`` in a subscript) or
+    ``"other"`` (strings, functions, anything opaque).
+    """
+
+    kind: str = "value"
+    shape: Shape = ()
+    dtype: Optional[str] = None
+    expr: Optional[Expr] = None  # integer value of a scalar, if known
+    node: Optional[str] = None  # graph node that produced the value
+    weak: bool = False  # Python literal / constexpr / untyped scalar: no say in dtype promotion
+    params: frozenset = EMPTY  # parameters the value depends on
+    tiles: frozenset = EMPTY  # constexprs whose tl.arange flows in by arithmetic
+    pids: frozenset = EMPTY  # tl.program_id axes the value depends on
+    ptrs: frozenset = EMPTY  # parameters that flow in additively (pointer candidates)
+    unit: frozenset = EMPTY  # dimensions along which the value steps by one
+    varying: frozenset = EMPTY  # dimensions along which the value varies at all
+    loads: frozenset = EMPTY  # load nodes this value is computed from (elementwise only)
+    items: tuple = ()
+    block_shape: Shape = None  # block pointers and descriptors
+    order: Optional[tuple] = None  # block pointers
+    base: Optional[str] = None  # pointer parameter of a block pointer / descriptor
+    pointer: bool = False  # an address (tile of pointers)
+    literal: object = None  # Python value of a literal (float, str, bool)
+
+    def with_(self, **kw) -> "Val":
+        """A copy with some fields changed."""
+        return replace(self, **kw)
+
+    @property
+    def is_tile(self) -> bool:
+        """A tensor with at least one dimension (or unknown shape)."""
+        return self.kind == "value" and self.shape != ()
+
+
+UNKNOWN = Val(kind="value", shape=None)
+NONE = Val(kind="none", shape=None)
+
+_FLOAT_RANK = {"fp8e4nv": 1, "fp8e5": 1, "fp8e4b15": 1, "fp16": 2, "bf16": 2, "fp32": 3, "fp64": 4}
+_INT_RANK = {"int1": 0, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 3, "uint32": 3, "int64": 4, "uint64": 4}
+
+
+def is_float(dtype: Optional[str]) -> bool:
+    """True for floating dtypes and for ``elem:`` (loaded data, assumed floating)."""
+    return dtype is not None and (dtype in _FLOAT_RANK or dtype.startswith("elem:"))
+
+
+def promote(a: Val, b: Val) -> Optional[str]:
+    """Result dtype of arithmetic between ``a`` and ``b`` (Triton's rules, simplified).
+
+    A weak operand (a Python literal or constexpr) does not widen the other,
+    except that a float literal makes an integer tile ``fp32``.  ``elem:<p>``
+    is treated as a floating type no wider than ``fp32``.
+    """
+    da, db = a.dtype, b.dtype
+    if a.weak and not b.weak:
+        return _weak_with(da, db)
+    if b.weak and not a.weak:
+        return _weak_with(db, da)
+    if da is None:
+        return db if b.weak or a.weak else None
+    if db is None:
+        return da if a.weak or b.weak else None
+    return promote_names(da, db)
+
+
+def _weak_with(weak_dtype: Optional[str], strong: Optional[str]) -> Optional[str]:
+    if strong is None:
+        return None
+    if weak_dtype == "fp32" and strong in _INT_RANK:
+        return "fp32"
+    return strong
+
+
+def promote_names(da: str, db: str) -> Optional[str]:
+    """Promotion between two concrete (or ``elem:``) dtype names."""
+    if da == db:
+        return da
+    ea, eb = da.startswith("elem:"), db.startswith("elem:")
+    if ea or eb:
+        elem, other = (da, db) if ea else (db, da)
+        if ea and eb:
+            return da
+        if other in ("fp32", "fp64"):
+            return other
+        return elem
+    fa, fb = da in _FLOAT_RANK, db in _FLOAT_RANK
+    if fa and fb:
+        if {da, db} == {"fp16", "bf16"}:
+            return "fp32"
+        return da if _FLOAT_RANK[da] >= _FLOAT_RANK[db] else db
+    if fa:
+        return da
+    if fb:
+        return db
+    if da in _INT_RANK and db in _INT_RANK:
+        return da if _INT_RANK[da] >= _INT_RANK[db] else db
+    return None
+
+
+def broadcast_shapes(shapes: Iterable[Shape]) -> Shape:
+    """Numpy-style broadcast of symbolic shapes (``None`` if any is unknown).
+
+    Dimensions equal to the constant 1 stretch; two different symbolic
+    extents cannot be told apart statically, so the first one wins.
+    """
+    shapes = list(shapes)
+    if any(s is None for s in shapes):
+        return None
+    rank = max((len(s) for s in shapes), default=0)
+    one = const(1)
+    out = []
+    for i in range(rank):
+        dim = one
+        for s in shapes:
+            j = i - (rank - len(s))
+            if j < 0:
+                continue
+            d = s[j]
+            if d == one:
+                continue
+            if dim == one:
+                dim = d
+        out.append(dim)
+    return tuple(out)
+
+
+def align_dims(dims: frozenset, rank: int, out_rank: int) -> frozenset:
+    """Renumber dimension indices of a rank-``rank`` value broadcast to ``out_rank``."""
+    if not dims or rank == out_rank:
+        return dims
+    shift = out_rank - rank
+    return frozenset(d + shift for d in dims)
+
+
+def dtype_size(dtype: Optional[str], default: int = 4) -> Expr:
+    """Bytes per element: a constant, ``esize_<p>`` for ``elem:<p>``, ``default`` if unknown."""
+    if dtype is not None:
+        if dtype.startswith("elem:"):
+            return Expr("sym", (esize_symbol(dtype[5:]),))
+        if dtype in DTYPE_BYTES:
+            return const(DTYPE_BYTES[dtype])
+    return const(default)
+
+
+def collect(e: Expr) -> Expr:
+    """``e`` with like terms of a sum combined: ``4*B + 4*B + B`` -> ``9*B``."""
+    if e.op != "add":
+        return e
+    coefs: dict[Expr, int] = {}
+    for t in e.args:
+        if t.op == "const":
+            coef, rest = t.value, const(1)
+        elif t.op == "mul" and t.args[0].is_const:
+            coef = t.args[0].value
+            rest = t.args[1] if len(t.args) == 2 else Expr("mul", t.args[1:])
+        else:
+            coef, rest = 1, t
+        coefs[rest] = coefs.get(rest, 0) + coef
+    out = const(0)
+    for rest, coef in coefs.items():
+        out = out + (const(coef) * rest)
+    return out
+
+
+def shape_elems(shape: Shape) -> Optional[Expr]:
+    """Number of elements of a known shape."""
+    if shape is None:
+        return None
+    out = const(1)
+    for d in shape:
+        out = out * d
+    return out
+
+
+def shape_bytes(shape: Shape, dtype: Optional[str]) -> Optional[Expr]:
+    """Bytes of a tile of ``shape`` and ``dtype`` (``None`` for an unknown shape)."""
+    n = shape_elems(shape)
+    return None if n is None else n * dtype_size(dtype)
