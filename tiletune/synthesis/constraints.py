@@ -450,6 +450,7 @@ class AccessTerm:
     trips: Expr
     in_loop: bool
     contiguous_bytes: Optional[Expr] = None  # bytes of the contiguous run (clipped dim x esize)
+    reuse: Expr = field(default_factory=lambda: const(1))  # programs that load the same tile
 
 
 @dataclass
@@ -628,14 +629,25 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
         for raw, d in zip(a.shape, dims):
             bt = _bound_tile(space, raw)
             clipped.append(emin(d, bt[1]) if bt else d)
-        trips = bind(a.trips) if a.trips is not None else const(1)
-        if trips is None or space.unknown_symbols(trips):
-            trips = const(1)
+        trips = _trips(space, a.trips, a.in_loop, a.shape, notes, f"access of {a.pointer or a.node}")
         cd = a.contiguous_dim
         if cd is None and dims:
             cd = len(dims) - 1
         contig = clipped[cd] * esize if cd is not None and 0 <= cd < len(dims) else None
-        access_terms.append(AccessTerm(a.kind, a.pointer, product(clipped) * esize, trips, bool(a.in_loop), contig))
+        reuse = const(1)
+        if a.kind == "load":
+            # a tile whose shape no parallel parameter sizes is the same for every program along that axis
+            shared_by = []
+            for p in spec.tiling_params:
+                if p.role != Role.PARALLEL or p.name not in space.bound_values:
+                    continue
+                if any(p.name in d.symbols() for d in a.shape):
+                    continue
+                value = sym(p.name) if p.name in names else const(int(space.fixed.get(p.name, 1)))
+                shared_by.append(cdiv(space.bound_values[p.name], value))
+            if shared_by:
+                reuse = product(shared_by)
+        access_terms.append(AccessTerm(a.kind, a.pointer, product(clipped) * esize, trips, bool(a.in_loop), contig, reuse))
         if numel.symbols() & names or (numel.is_const and numel.value > t.max_tensor_numel):
             add(
                 Constraint(
@@ -676,9 +688,7 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
         adt = resolve_dtype(d.a_dtype, space.dtypes, "fp16") or "fp16"
         bdt = resolve_dtype(d.b_dtype, space.dtypes, adt) or adt
         accdt = resolve_dtype(d.acc_dtype, space.dtypes, "fp32") or "fp32"
-        trips = bind(d.trips) if d.trips is not None else const(1)
-        if trips is None or space.unknown_symbols(trips):
-            trips = const(1)
+        trips = _trips(space, d.trips, d.in_loop, (d.m, d.n, d.k), notes, f"tl.dot {d.node}")
         dot_terms.append(DotTerm(const(2) * m * n * k, trips, adt, bool(d.in_loop), m, m * n))
         tile_numels.append(m * n)
         for label, ne in (("A", m * k), ("B", k * n), ("C", m * n)):
@@ -761,7 +771,7 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
             need = foot["register_bytes"]
             per_thread = _reg_budget_bytes(t)
             warps = sym(NUM_WARPS) if NUM_WARPS in names else const(space.env.get(NUM_WARPS, 4))
-            per_sm = (t.registers_per_sm or 65536) * 4 * 7 // 8
+            per_sm = ((t.registers_per_sm or 65536) - 1024) * 4  # less 1K registers for scalars
             limit = emin(warps * (t.warp_size * per_thread), per_sm)
             add(
                 Constraint(
@@ -769,8 +779,8 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
                     "capacity",
                     Pred.le(need, limit),
                     f"registers: live tiles {need} B <= min(num_warps x {t.warp_size} threads x {per_thread} B, {per_sm} B) "
-                    f"(7/8 of {t.max_registers_per_thread} registers per thread and of the {t.registers_per_sm} per SM; "
-                    "the rest for addresses and masks)",
+                    f"({t.max_registers_per_thread} registers per thread, {t.registers_per_sm} per SM; "
+                    "an estimate: spilling still runs, so it is relaxed when nothing else fits)",
                     label="registers (estimate)",
                     need=need,
                     limit=limit,
@@ -856,6 +866,34 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
     )
 
 
+def _trips(space: Space, trips: Optional[Expr], in_loop: bool, dims, notes: list[str], what: str) -> Expr:
+    """Trip count of an access or dot; estimated when the analysis could not say.
+
+    An unknown count inside a loop becomes ``cdiv(bound, P)`` for each
+    reduction parameter ``P`` among the tile's dimensions (the loop walks
+    ``P``'s extent in steps of ``P``), else 1.
+    """
+    if trips is not None:
+        b = space.bind(trips)
+        if not space.unknown_symbols(b):
+            return b
+    if not in_loop:
+        return const(1)
+    names = set(space.var_names)
+    est = []
+    for p in space.spec.tiling_params:
+        if p.role != Role.REDUCTION or p.name not in space.bound_values:
+            continue
+        if any(d is not None and p.name in d.symbols() for d in dims):
+            value = sym(p.name) if p.name in names else const(int(space.fixed.get(p.name, 1)))
+            est.append(cdiv(space.bound_values[p.name], value))
+    if est:
+        e = product(est)
+        notes.append(f"trip count of the {what} estimated as {e}")
+        return e
+    return const(1)
+
+
 def _bind_pred(p: Pred, space: Space) -> Pred:
     if p.op == "bool":
         return p
@@ -878,8 +916,12 @@ def _esize(dt: Optional[str]) -> int:
 
 
 def _reg_budget_bytes(t) -> int:
-    """Bytes of tile data a thread may hold: 7/8 of the register limit (the rest: addresses, masks)."""
-    return (t.max_registers_per_thread * 7 // 8) * 4
+    """Bytes of tiles a thread may hold: all of its registers.
+
+    The analysis' ``live_bytes`` already counts index and pointer tiles, so
+    no margin is kept back for them.
+    """
+    return t.max_registers_per_thread * 4
 
 
 def _programs(space: Space, notes: list[str]) -> tuple[Expr, str]:
@@ -893,13 +935,71 @@ def _programs(space: Space, notes: list[str]) -> tuple[Expr, str]:
             return product(dims), f"launch grid {launch.grid_source}"
     parallel = [p for p in spec.tiling_params if p.role == Role.PARALLEL]
     terms = []
+    axes_tiled = set()
     for p in parallel:
         bound = space.env.get(p.bound) if p.bound else None
         if bound is None:
             continue
+        axes_tiled.add(p.axis)
         value = sym(p.name) if p.name in names else const(int(space.fixed.get(p.name, 1)))
         terms.append(cdiv(int(bound), value))
-    if terms:
+    axes = program_axes(spec)
+    untiled = sorted(a for a in axes if a not in axes_tiled) if axes is not None else []
+    cores = space.target.cores if space.target.is_nvidia else (space.target.vector_cores or space.target.cores)
+    if terms and not untiled:
         return product(terms), "cdiv(bound, block) over the parallel tiling parameters"
+    if terms:
+        notes.append(
+            f"grid axes {untiled} are not tiled by any parameter and their size is unknown; assumed to give "
+            f"{cores} programs (one full wave) per tile"
+        )
+        return product(terms) * cores, f"cdiv(bound, block) over the parallel tiling parameters x {cores} (untiled axes {untiled})"
     notes.append("number of programs unknown (no usable launch grid, no parallel tiling parameter); assumed one full wave")
-    return const(space.target.cores if space.target.is_nvidia else (space.target.vector_cores or space.target.cores)), "assumed"
+    return const(cores), "assumed one full wave"
+
+
+_AXES_CACHE: dict[tuple, Optional[frozenset]] = {}
+
+
+def program_axes(spec: KernelSpec) -> Optional[frozenset]:
+    """The ``tl.program_id`` axes the kernel's source uses (None when the source cannot be read).
+
+    The source is parsed with :mod:`ast`, never run.
+    """
+    if not spec.file:
+        return None
+    import os
+
+    try:
+        key = (spec.file, os.path.getmtime(spec.file), spec.name, spec.span.line)
+    except OSError:
+        return None
+    if key in _AXES_CACHE:
+        return _AXES_CACHE[key]
+    result: Optional[frozenset] = None
+    try:
+        with open(spec.file, "rb") as fh:
+            tree = ast.parse(fh.read())
+        fn = None
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == spec.name:
+                if fn is None or abs(node.lineno - spec.span.line) < abs(fn.lineno - spec.span.line):
+                    fn = node
+        if fn is not None:
+            axes = set()
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Call):
+                    f = node.func
+                    fname = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+                    if fname != "program_id":
+                        continue
+                    arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "axis"), None)
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, int):
+                        axes.add(arg.value)
+                    elif arg is None:
+                        axes.add(0)
+            result = frozenset(axes)
+    except (OSError, SyntaxError, ValueError):
+        result = None
+    _AXES_CACHE[key] = result
+    return result

@@ -13,7 +13,13 @@ cores for kernels with ``tl.dot``, vector cores otherwise):
     contiguous run in bytes (``line`` 128 B on NVIDIA, 512 B on Ascend).
 ``flops``
     sum over ``tl.dot`` of ``2 m n k`` x trips x ``P``.
-``t_memory = bytes / (bandwidth x eff_latency)``
+``unique_bytes``
+    ``bytes`` less re-reads: a load whose tile shape no parallel parameter
+    sizes (B in ``A @ B`` along M, K/V in attention) is the same tile for
+    ``cdiv(bound, BLOCK)`` programs, so it is divided by that count.
+``t_memory = max(unique_bytes / bandwidth, bytes / l2_bandwidth) / eff_latency``
+    DRAM moves every byte once; re-reads come from L2 (``l2_bandwidth``,
+    2.5 x DRAM by default).
     ``eff_latency = min(1, in_flight / (bandwidth x latency))`` with
     ``in_flight = min(P, C x resident) x bytes loaded per iteration x depth``
     (Little's law; depth = ``num_stages - 1`` for loads in loops, the
@@ -102,12 +108,14 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
     # --- bytes ---
     line = LINE_BYTES[fam]
     total_bytes = np.zeros(n)
+    unique_bytes = np.zeros(n)
     weighted = np.zeros(n)
     load_iter = np.zeros(n)
     for at in model.accesses:
         b = _arr(model, at.bytes, env, n)
         moved = b * _arr(model, at.trips, env, n) * programs
         total_bytes += moved
+        unique_bytes += moved / np.maximum(_arr(model, at.reuse, env, n), 1.0)
         if at.contiguous_bytes is not None:
             c = _arr(model, at.contiguous_bytes, env, n)
             weighted += moved * (1.0 + 0.5 * (1.0 - np.minimum(1.0, c / line)))
@@ -152,7 +160,8 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
     in_flight = np.minimum(programs, cores * resident) * load_iter
     eff_lat = np.where(load_iter > 0, np.minimum(1.0, in_flight / need_in_flight), 1.0)
     eff_lat = np.maximum(eff_lat, 1e-3)
-    t_memory = total_bytes * tx / (t.bandwidth * eff_lat)
+    l2 = t.l2_bandwidth or 2.5 * t.bandwidth
+    t_memory = np.maximum(unique_bytes / t.bandwidth, total_bytes / l2) * tx / eff_lat
 
     roofline = np.maximum(t_memory, t_compute)
     waves_f = np.ceil(programs / cores) / (programs / cores)
@@ -193,6 +202,7 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
         "cost": cost,
         "programs": programs,
         "bytes": total_bytes,
+        "unique_bytes": unique_bytes,
         "flops": total_flops,
         "t_memory": t_memory,
         "t_compute": t_compute,

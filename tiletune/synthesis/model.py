@@ -28,7 +28,8 @@ class Target:
     no runtime size bounds.
     ``bandwidth`` is bytes/s of device memory, ``flops`` maps a dtype to the
     dense matrix-unit rate in FLOP/s and ``vector_flops`` is the fp32 vector
-    rate.  ``arch`` is the compute capability (90 for sm_90) on NVIDIA.
+    rate; ``l2_bandwidth`` the cache bandwidth re-read tiles are served at
+    (cost model only).  ``arch`` is the compute capability (90 for sm_90) on NVIDIA.
     """
 
     name: str
@@ -61,6 +62,8 @@ class Target:
     # Triton's largest tensor (TRITON_MAX_TENSOR_NUMEL) and the cap for tiles with no runtime bound.
     max_tensor_numel: int = 1048576
     max_unbound_tile: int = 1024
+    # Bytes/s of the last-level cache for re-read tiles (cost model only); 0 -> 2.5 x bandwidth.
+    l2_bandwidth: float = 0.0
 
     @property
     def is_nvidia(self) -> bool:

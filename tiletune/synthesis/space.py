@@ -405,11 +405,11 @@ def build_space(
     numel_cap = target.max_tensor_numel
 
     for p in spec.tiling_params:
-        if p.name in fixed:
-            continue
         bound_val = env.get(p.bound) if p.bound else None
         if bound_val is not None:
             bound_values[p.name] = int(bound_val)
+        if p.name in fixed:
+            continue
         if p.name in hints:  # the user's own list replaces the search domain
             vals = [int(v) for v in hints[p.name]]
             vars_.append(Var(p.name, "tile", vals, codes=list(vals), param=p, lo_why=f"{p.name} from hints"))
