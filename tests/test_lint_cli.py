@@ -77,11 +77,13 @@ def test_select_ignore(tree, capsys):
 
 @pytest.mark.parametrize(
     "argv",
-    [["--select", "XX9"], ["--ignore", "TT999"], ["--format", "xml"], []],
-    ids=["bad-select", "bad-ignore", "bad-format", "no-path"],
+    [["--select", "XX9"], ["--ignore", "TT999"], ["--format", "xml"], [], ["--target", "no-such-chip"]],
+    ids=["bad-select", "bad-ignore", "bad-format", "no-path", "bad-target"],
 )
 def test_usage_errors_exit_2(tree, capsys, argv):
     paths = [] if argv == [] else [tree / "pkg"]
+    if argv[:1] == ["--target"]:
+        pytest.importorskip("tiletune.synthesis").get_target  # validated only when synthesis is there
     with pytest.raises(SystemExit) as exc:
         raise SystemExit(main(["lint", *map(str, paths), *argv]))
     assert exc.value.code == 2
@@ -176,3 +178,15 @@ def test_parallel_matches_serial(tree, capsys):
     _, serial, _ = lint(capsys, tree / "pkg", "-j", "1")
     _, parallel, _ = lint(capsys, tree / "pkg", "-j", "2")
     assert serial == parallel and serial.count(" TT001 ") == 21
+
+
+def test_target_changes_tt009(tmp_path, capsys):
+    pytest.importorskip("tiletune.synthesis")
+    src = next(r for r in all_rules() if r.code == "TT009").good.replace("num_stages=3", "num_stages=6")
+    f = tmp_path / "mm.py"
+    f.write_text(src)
+    # 128x64 + 64x128 fp16 tiles: 32 KiB per stage; 6 stages fit h100 (227 KiB), not a100 (163 KiB)
+    rc_h100, out_h100, _ = lint(capsys, f, "--select", "TT009", "--target", "h100")
+    rc_a100, out_a100, _ = lint(capsys, f, "--select", "TT009", "--target", "a100")
+    assert (rc_h100, out_h100) == (0, "")
+    assert rc_a100 == 1 and "a100" in out_a100 and " B" in out_a100

@@ -166,11 +166,17 @@ def check_tiling_default(ctx: LintContext) -> Iterator[Diagnostic]:
         for p in k.params:
             if not (p.tiling and p.default is not None) or p.name in k.heuristics:
                 continue
-            where = "autotuned kernel" if tuned else "kernel"
-            msg = (
-                f"tiling parameter {p.name!r} of {where} {k.name!r} has a default value ({p.default}): "
-                f"a hard-coded tiling that is never tuned; remove the default and let the autotuner choose it"
-            )
+            if tuned:
+                msg = (
+                    f"tiling parameter {p.name!r} of autotuned kernel {k.name!r} has a default value ({p.default}): "
+                    f"a hard-coded tiling the search leaves alone; remove the default and let the autotuner choose it"
+                )
+            else:
+                msg = (
+                    f"tiling parameter {p.name!r} of kernel {k.name!r} has a default value ({p.default}): "
+                    f"a hard-coded tiling that is never tuned; remove the default and autotune it "
+                    f"(or pass it at every launch)"
+                )
             fix = None
             if _can_drop_default(k, p):
                 fix = f"Remove the default value of {p.name}"
@@ -908,10 +914,12 @@ def check_config_fits(ctx: LintContext) -> Iterator[Diagnostic]:
             except Exception:
                 continue  # not enough known about this config to check it
             for v in violations:
+                if "power of two" in v or "power of 2" in v:
+                    continue  # TT008 reports those, with the nearest powers
                 yield ctx.report(
                     "TT009",
                     cfg.span,
-                    f"config {_format_config(cfg)} of kernel {k.name!r} cannot fit {getattr(target, 'name', ctx.target)}: {v}",
+                    f"config {_format_config(cfg)} of kernel {k.name!r} does not fit {getattr(target, 'name', ctx.target)}: {v}",
                     k.name,
                     _param_in(v, k),
                 )

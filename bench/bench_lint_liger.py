@@ -1,0 +1,118 @@
+"""Lint all of liger-kernel (installed with ``pip install --no-deps
+liger-kernel``; its kernels are data to read, never imported) and print the
+wall time and every finding grouped by code.
+
+Usage: python bench/bench_lint_liger.py [--jobs N] [--repeat R] [--path DIR] [--json OUT]
+
+Goal: < 5 s wall on the 2-core development machine.  TT004 and TT006 must
+report nothing on liger-kernel (its decorator stacks and autotune argument
+names are all legal): the script exits 1 if they do.  TT000 (a file the
+analysis could not read) is listed too, as a coverage signal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tiletune.lint.registry import _might_have_kernels, iter_python_files, lint_paths  # noqa: E402
+
+MUST_BE_SILENT = ("TT004", "TT006")
+
+
+def liger_dir() -> Path:
+    """Where liger_kernel is installed (found without importing it)."""
+    spec = importlib.util.find_spec("liger_kernel")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("liger-kernel is not installed: pip install --no-deps liger-kernel")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def main() -> int:
+    """Run the benchmark, print the table and the findings."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jobs", type=int, default=None, help="processes (default: CPU count)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs (the median is reported)")
+    parser.add_argument("--path", default=None, help="liger_kernel directory (default: the installed one)")
+    parser.add_argument("--json", default=None, help="also write the results to this JSON file")
+    args = parser.parse_args()
+
+    root = Path(args.path) if args.path else liger_dir()
+    files = list(iter_python_files([str(root)]))
+    lines = 0
+    candidates = 0
+    for f in files:
+        text = Path(f).read_text(encoding="utf-8", errors="replace")
+        lines += text.count("\n")
+        candidates += _might_have_kernels(text)
+
+    import tiletune.analysis  # noqa: F401  (imports are not what we time)
+
+    times = []
+    diags = []
+    for _ in range(max(1, args.repeat)):
+        t0 = time.perf_counter()
+        diags = lint_paths([str(root)], jobs=args.jobs)
+        times.append(time.perf_counter() - t0)
+    median = statistics.median(times)
+
+    by_code: dict[str, list] = defaultdict(list)
+    for d in diags:
+        by_code[d.code].append(d)
+
+    jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
+    print(f"liger-kernel at {root}")
+    print(f"{len(files)} Python files, {lines} lines; {candidates} files with possible kernels analysed")
+    print(f"machine: {platform.machine()} {os.cpu_count()} CPUs, Python {platform.python_version()}, jobs={jobs}")
+    print()
+    print("| runs | median s | min s | max s | goal |")
+    print("|---:|---:|---:|---:|---|")
+    print(f"| {len(times)} | {median:.2f} | {min(times):.2f} | {max(times):.2f} | < 5 s: {'met' if median < 5 else 'NOT met'} |")
+    print()
+    print("| code | findings |")
+    print("|---|---:|")
+    for code in sorted(by_code):
+        print(f"| {code} | {len(by_code[code])} |")
+    if not by_code:
+        print("| (none) | 0 |")
+    for code in sorted(by_code):
+        print(f"\n## {code} ({len(by_code[code])})")
+        for d in by_code[code]:
+            rel = os.path.relpath(d.path, root.parent)
+            print(f"{rel}:{d.line}:{d.column + 1}: {d.code} {d.message}")
+
+    bad = {c: len(by_code[c]) for c in MUST_BE_SILENT if by_code.get(c)}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(
+                {
+                    "files": len(files),
+                    "lines": lines,
+                    "analysed": candidates,
+                    "jobs": jobs,
+                    "times_s": times,
+                    "median_s": median,
+                    "findings": {c: [d.to_dict() for d in v] for c, v in sorted(by_code.items())},
+                },
+                f,
+                indent=2,
+            )
+    if bad:
+        print(f"\nFALSE POSITIVES: {bad} (these codes must report nothing on liger-kernel)")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
