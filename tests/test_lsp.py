@@ -161,3 +161,19 @@ async def test_save_republishes_and_close_clears(client: LanguageClient):
     client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=URI)))
     await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     assert list(client.diagnostics[URI]) == []
+
+
+@pytest.mark.asyncio
+async def test_burst_of_changes_publishes_the_last(client: LanguageClient):
+    await open_and_wait(client, SOURCE)
+    clean = (ROOT / "fixtures" / "vector_add.py").read_text()
+    no_tiletune = SOURCE.replace("import tiletune\n", "").replace("@tiletune.autotune", "@triton.autotune")
+    for version, text in ((2, clean), (3, SOURCE), (4, no_tiletune)):
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=URI, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert "TT005" in {d.code for d in client.diagnostics[URI]}

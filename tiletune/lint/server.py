@@ -1,7 +1,8 @@
 """``tiletune lsp``: a pygls language server over the tiletune lint rules.
 
-* publishes diagnostics when a document is opened, changed or saved (and
-  clears them when it is closed);
+* publishes diagnostics when a document is opened or saved, and
+  ``DEBOUNCE_S`` after the last of a burst of changes (clears them when it is
+  closed);
 * offers quick fixes (``textDocument/codeAction``, kind ``quickfix``) for
   TT001 (drop the default), TT002 (drop the launch keyword) and TT003 (grid ->
   lambda over ``meta``), each a ``WorkspaceEdit`` replacing the changed lines.
@@ -13,6 +14,7 @@ Options come from the command line (``--target``, ``--select``,
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any, Optional
 
@@ -31,6 +33,8 @@ __all__ = ["TiletuneLanguageServer", "create_server", "SOURCE"]
 log = logging.getLogger(__name__)
 
 SOURCE = "tiletune"
+#: Seconds without a change before a changed document is linted again.
+DEBOUNCE_S = 0.2
 
 
 class TiletuneLanguageServer(LanguageServer):
@@ -40,6 +44,8 @@ class TiletuneLanguageServer(LanguageServer):
         super().__init__(name="tiletune", version=__version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.target = target
         self.codes = codes if codes is not None else select_codes()
+        self._cache: dict[str, tuple[tuple, list[Diagnostic]]] = {}
+        self._pending: dict[str, asyncio.TimerHandle] = {}
 
     def configure(self, options: Any) -> None:
         """Apply ``initializationOptions`` (a dict; unknown keys ignored)."""
@@ -55,10 +61,16 @@ class TiletuneLanguageServer(LanguageServer):
                 self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=f"tiletune: {exc}"))
 
     def lint_document(self, uri: str) -> tuple[Any, list[Diagnostic]]:
-        """The document and its tiletune diagnostics."""
+        """The document and its tiletune diagnostics (cached per document version)."""
         doc = self.workspace.get_text_document(uri)
-        path = doc.path or uri
-        return doc, lint_source(doc.source, path, target=self.target, codes=self.codes)
+        source = doc.source
+        key = (doc.version, source, self.target, self.codes)
+        cached = self._cache.get(uri)
+        if cached is not None and cached[0] == key:
+            return doc, cached[1]
+        diags = lint_source(source, doc.path or uri, target=self.target, codes=self.codes)
+        self._cache[uri] = (key, diags)
+        return doc, diags
 
     def publish(self, uri: str) -> None:
         """Lint ``uri`` and publish the result."""
@@ -66,6 +78,32 @@ class TiletuneLanguageServer(LanguageServer):
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, version=doc.version, diagnostics=[to_lsp(doc, d) for d in diags])
         )
+
+    def publish_later(self, uri: str, delay: float = DEBOUNCE_S) -> None:
+        """Publish after ``delay`` seconds without a newer change (typing
+        produces a change per keystroke; linting each one would lag)."""
+        pending = self._pending.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.publish(uri)
+            return
+
+        def fire() -> None:
+            self._pending.pop(uri, None)
+            if uri in self.workspace.text_documents:
+                self.publish(uri)
+
+        self._pending[uri] = loop.call_later(delay, fire)
+
+    def forget(self, uri: str) -> None:
+        """Drop the cache and any pending publish of a closed document."""
+        pending = self._pending.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        self._cache.pop(uri, None)
 
 
 def _as_list(value: Any) -> Optional[list[str]]:
@@ -166,7 +204,7 @@ def create_server(target: str = DEFAULT_TARGET, codes: Optional[frozenset[str]] 
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def _did_change(ls: TiletuneLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.publish(params.text_document.uri)
+        ls.publish_later(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def _did_save(ls: TiletuneLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -174,6 +212,7 @@ def create_server(target: str = DEFAULT_TARGET, codes: Optional[frozenset[str]] 
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def _did_close(ls: TiletuneLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.forget(params.text_document.uri)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
 
     @server.feature(
