@@ -14,7 +14,7 @@ result into a ``WorkspaceEdit`` (:func:`minimal_edit` gives the changed lines).
 from __future__ import annotations
 
 import ast
-from typing import Optional, Sequence, Union
+from typing import Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
