@@ -292,3 +292,11 @@ def test_empty_or_bad_config_space():
         autotune([], key_fn=None)(sleepy)
     with pytest.raises(TuningError, match="not a dict"):
         autotune([triton.Config({"c": 1})], key_fn=None)(sleepy)
+
+
+def test_bench_method_uses_the_shared_benchmark_layer(tmp_path):
+    f = tuned(bench_method="wall", name="tests.wall")
+    assert f(torch.zeros(2)).tolist() == [1.0, 1.0]
+    data, _ = read_cache_file(cache_file(tmp_path, "tests.wall"))
+    (entry,) = data["entries"].values()
+    assert entry["method"] == "wall" and entry["config"] == {"c": 1}
