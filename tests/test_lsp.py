@@ -177,3 +177,22 @@ async def test_burst_of_changes_publishes_the_last(client: LanguageClient):
         )
     await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     assert "TT005" in {d.code for d in client.diagnostics[URI]}
+
+
+def test_ranges_are_in_utf16_units():
+    from pygls.workspace import TextDocument
+
+    from tiletune.lint import lint_source
+    from tiletune.lint.server import to_lsp
+
+    text = SOURCE.replace(
+        "add_kernel[(triton.cdiv(n, BLOCK_SIZE),)](x, y, out, n, BLOCK_SIZE=BLOCK_SIZE)",
+        'add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)](x, y, out, n, "\U0001F600", BLOCK_SIZE=BLOCK_SIZE)',
+    )
+    (d,) = [d for d in lint_source(text, "t.py") if d.code == "TT002"]
+    doc = TextDocument(URI, text)
+    r = to_lsp(doc, d).range
+    line = text.splitlines()[d.line - 1]
+    assert d.column == line.index("BLOCK_SIZE=")
+    assert r.start.character == d.column + 1  # the emoji is two UTF-16 code units
+    assert r.end.character - r.start.character == len("BLOCK_SIZE=BLOCK_SIZE")
