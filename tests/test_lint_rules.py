@@ -393,3 +393,13 @@ def test_spec_tt008_ignores_bools_and_non_arange_params():
     cfg = ConfigLiteral(span=S, kwargs={"BLOCK": 64, "STEPS": 3, "EVEN": True})
     at = AutotuneArgs(span=S, qualname="triton.autotune", configs=[cfg])
     assert run([spec(params=params, autotune=at)], "TT008") == []
+
+
+def test_tt002_tt003_leave_heuristics_params_alone():
+    src = add_module(
+        '@triton.autotune(configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)], key=["n_elements"])\n'
+        '@triton.heuristics({"BLOCK_SIZE": lambda args: triton.next_power_of_2(args["n_elements"])})\n'
+        "@triton.jit",
+        launch="BLOCK_SIZE = triton.next_power_of_2(n)\nadd_kernel[(triton.cdiv(n, BLOCK_SIZE),)](x, y, out, n)",
+    )
+    assert codes(src) == []

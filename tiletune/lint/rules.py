@@ -68,6 +68,11 @@ def _tiling_names(kernel: Any) -> list[str]:
     return [p.name for p in kernel.params if p.tiling]
 
 
+def _tuned_names(kernel: Any) -> list[str]:
+    """Tiling parameters the autotuner chooses (``@triton.heuristics`` computes the others)."""
+    return [n for n in _tiling_names(kernel) if n not in kernel.heuristics]
+
+
 def _config_keys(kernel: Any) -> set[str]:
     """Keys the hand-written configs set (empty when there are none or they are not literal)."""
     at = kernel.autotune
@@ -270,8 +275,8 @@ def check_fixed_at_launch(ctx: LintContext) -> Iterator[Diagnostic]:
     for k in ctx.module.kernels:
         if not is_autotuned(k):
             continue
-        tiling = set(_tiling_names(k))
-        configured = _config_keys(k)
+        tiling = set(_tuned_names(k))
+        configured = _config_keys(k) - set(k.heuristics)
         for launch in k.launches:
             for kw in launch.fixed:
                 if kw not in tiling and kw not in configured:
@@ -365,7 +370,7 @@ def check_grid_ignores_meta(ctx: LintContext) -> Iterator[Diagnostic]:
     for k in ctx.module.kernels:
         if not is_autotuned(k):
             continue
-        tiling = _tiling_names(k)
+        tiling = _tuned_names(k)
         for launch in k.launches:
             used = [n for n in tiling if n in launch.grid_names and n not in launch.meta_keys]
             if not used:
