@@ -20,6 +20,7 @@ import re
 import textwrap
 import tokenize
 import traceback
+import warnings
 from typing import Any, Callable, Optional, Union
 
 import libcst as cst
@@ -160,33 +161,37 @@ def _read_source(file: str) -> str:
 
 
 def _parse(source: str, file: Optional[str]) -> cst.Module:
+    """Parse with libcst; every failure becomes an AnalysisError with a line.
+
+    Python's own parser checks the text first: it is fast, reports the exact
+    position of a syntax error, and refuses pathological nesting that would
+    crash libcst's native parser (thousands of nested brackets).
+    """
+    try:
+        with warnings.catch_warnings():  # e.g. invalid escape sequences: not our business
+            warnings.simplefilter("ignore")
+            compile(source, file or "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:  # incl. IndentationError, TabError; NUL bytes
+        line, column = getattr(exc, "lineno", None), max((getattr(exc, "offset", None) or 1) - 1, 0)
+        if line is None and "\0" in source:
+            index = source.index("\0")
+            line, column = source.count("\n", 0, index) + 1, index - source.rfind("\n", 0, index) - 1
+        message = getattr(exc, "msg", None) or str(exc)
+        raise AnalysisError(f"invalid syntax: {message}", file, max(line or 1, 1), column) from None
+    except (RecursionError, MemoryError):
+        raise AnalysisError("code nested too deeply to analyse", file, 1, 0) from None
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        raise _syntax_error(source, file, exc.message, exc.raw_line, exc.raw_column) from None
+        found = _LIBCST_WHERE.search(exc.message)
+        line, column = (int(found.group(1)), int(found.group(2))) if found else (exc.raw_line, exc.raw_column)
+        message = exc.message.replace("parser error: ", "").replace("tokenizer error: ", "")
+        raise AnalysisError(f"invalid syntax: {message}", file, max(line, 1), max(column, 0)) from None
     except RecursionError:
-        raise AnalysisError("invalid syntax: expression nested too deeply to analyse", file, 1, 0) from None
+        raise AnalysisError("code nested too deeply to analyse", file, 1, 0) from None
     except Exception as exc:  # any other libcst failure is reported the same way
-        raise _syntax_error(source, file, str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 1, 0) from None
-
-
-def _syntax_error(source: str, file: Optional[str], message: str, line: int, column: int) -> AnalysisError:
-    """An AnalysisError placed where Python itself reports the error (libcst's own
-    position is often the start of the statement)."""
-    try:
-        compile(source, file or "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as exc:
-        line = exc.lineno or line
-        column = max((exc.offset or 1) - 1, 0)
-        message = exc.msg
-    except (ValueError, RecursionError, MemoryError) as exc:
-        message = str(exc) or message
-    else:
-        found = _LIBCST_WHERE.search(message)
-        if found:
-            line, column = int(found.group(1)), int(found.group(2))
-        message = message.replace("parser error: ", "").replace("tokenizer error: ", "")
-    return AnalysisError(f"invalid syntax: {message}", file, max(line, 1), max(column, 0))
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise AnalysisError(f"cannot parse: {message}", file, 1, 0) from None
 
 
 # ----- one pass over the module --------------------------------------------------
@@ -420,7 +425,7 @@ def _analyze(source: str, file: Optional[str], force: _Force) -> ModuleSpec:
         positions = _positions(module)
         scan = ModuleScan(module)
     except RecursionError:
-        raise AnalysisError("invalid syntax: code nested too deeply to analyse", file, 1, 0) from None
+        raise AnalysisError("code nested too deeply to analyse", file, 1, 0) from None
     info = SourceInfo(module, positions, file, scan.imports)
     constants = module_constants(module, scan, info)
     result = ModuleSpec(file=file, enables_tiletune=scan.enables_tiletune)
