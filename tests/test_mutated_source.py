@@ -97,7 +97,7 @@ def _sources() -> list[tuple[str, str]]:
         import liger_kernel
 
         base = Path(os.path.dirname(liger_kernel.__file__)) / "ops"
-        for name in ("swiglu.py", "rms_norm.py", "dyt.py"):
+        for name in ("swiglu.py", "geglu.py", "dyt.py"):
             if (base / name).exists():
                 out.append((f"liger_{name[:-3]}", (base / name).read_text()))
     except ImportError:

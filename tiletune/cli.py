@@ -140,7 +140,7 @@ def _format_kernel(k: Any, out: TextIO) -> None:
             shape = "?" if a.shape is None else "[" + ", ".join(map(str, a.shape)) + "]"
             extra = []
             if a.in_loop:
-                extra.append(f"in loop x{a.trips}" if a.trips is not None else "in loop")
+                extra.append(f"in loop trips={a.trips}" if a.trips is not None else "in loop")
             if a.block_ptr:
                 extra.append("block_ptr")
             if a.feeds_dot:
@@ -152,7 +152,7 @@ def _format_kernel(k: Any, out: TextIO) -> None:
         w("  dots:\n")
         for d in k.dots:
             types = f"{d.a_dtype or '?'} x {d.b_dtype or '?'} -> {d.acc_dtype or '?'}"
-            loop = f" in loop x{d.trips}" if d.in_loop else ""
+            loop = f" in loop trips={d.trips}" if d.in_loop else ""
             w(f"    line {d.span.line}: m={d.m} n={d.n} k={d.k}  {types}{loop}\n")
     if k.footprint is not None:
         w("  footprint:\n")
