@@ -403,3 +403,30 @@ def test_tt002_tt003_leave_heuristics_params_alone():
         launch="BLOCK_SIZE = triton.next_power_of_2(n)\nadd_kernel[(triton.cdiv(n, BLOCK_SIZE),)](x, y, out, n)",
     )
     assert codes(src) == []
+
+
+@pytest.mark.parametrize(
+    "source, expect",
+    [
+        ("@jit\ndef k(x):\n    pass\n", True),
+        ("import triton as tr\nk = tr.jit(f)\n", True),
+        ("from triton import (\n    language as tl,\n    jit as J,\n)\n@J\ndef f():\n    pass\n", True),
+        ("import triton\nimport cutlass.cute as cute\n@cute.jit\ndef f():\n    pass\n", False),
+        ("import triton\nfrom .kernels import k\ndef run(x):\n    k[(1,)](x)\n", False),
+        ("def f(x):\n    return x\n", False),
+    ],
+)
+def test_prefilter(source, expect):
+    from tiletune.lint.registry import _might_have_kernels
+
+    assert _might_have_kernels(source) is expect
+
+
+def test_prefilter_never_skips_a_kernel_file():
+    from tiletune.analysis import analyze_source
+    from tiletune.lint.registry import _might_have_kernels
+
+    for path in FIXTURES + sorted((ROOT / "tests").glob("*.py")):
+        text = path.read_text()
+        if not _might_have_kernels(text):
+            assert analyze_source(text, str(path)).kernels == [], path
