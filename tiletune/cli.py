@@ -1,4 +1,4 @@
-"""Command line: ``tiletune analyze|...`` and ``synth-configs``.
+"""Command line: ``tiletune analyze|lint|lsp|cache`` and ``synth-configs``.
 
 Each subcommand registers itself in :func:`build_parser` through an
 ``_add_<name>(subparsers)`` function that sets ``func`` to a handler taking
@@ -25,6 +25,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tiletune", description="Automatic tiling for Triton kernels.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_analyze(sub)
+    from .lint.cli import add_lint_parser, add_lsp_parser
+    from .runtime.cache_cli import add_cache_parser
+
+    add_lint_parser(sub)
+    add_lsp_parser(sub)
+    add_cache_parser(sub)
     return parser
 
 
@@ -46,9 +52,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def synth_configs_main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point of the ``synth-configs`` console script (not written yet)."""
-    print("synth-configs: not implemented yet", file=sys.stderr)
-    return 2
+    """Entry point of the ``synth-configs`` console script (see :mod:`tiletune.synthesis.cli`)."""
+    from .synthesis.cli import main as synth_main
+
+    return synth_main(argv)
 
 
 # ----- tiletune analyze ------------------------------------------------------------
