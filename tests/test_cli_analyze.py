@@ -131,12 +131,14 @@ def test_fixture_file():
     assert json.loads(r.stdout)["kernels"]
 
 
-def test_no_command_and_synth_stub(capsys):
+def test_no_command_prints_help_and_synth_configs_needs_a_file(capsys):
     assert main([]) == 2
     from tiletune.cli import synth_configs_main
 
-    assert synth_configs_main([]) == 2
-    assert "not implemented yet" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        synth_configs_main([])
+    assert exc.value.code == 2
+    assert "file" in capsys.readouterr().err
 
 
 def test_graph_to_dot_quoting():
