@@ -366,3 +366,94 @@ def test_all_candidates_failing_lists_every_reason():
     msg = str(err.value)
     assert "assert_kernel" in msg and "every candidate" in msg
     assert "BLOCK=64" in msg and "BLOCK=128" in msg and msg.count("BLOCK must be at most 32") == 2
+
+
+# ---------------------------------------------------------------- configs=[]
+
+
+@triton.jit
+def grouped_copy_kernel(x_ptr, y_ptr, n, GROUP: tl.constexpr, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(0)
+    pid = (pid // GROUP) * GROUP + pid % GROUP  # a non-tiling knob (identity here)
+    offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def sum_rows_kernel(x_ptr, out_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    acc = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    for start in range(0, N, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        mask = (rows[:, None] < M) & (cols[None, :] < N)
+        acc += tl.sum(tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask, other=0.0), axis=1)
+    tl.store(out_ptr + rows, acc, mask=rows < M)
+
+
+def _sum_rows(tuned, M, N, **meta):
+    x = torch.randn(M, N)
+    out = torch.empty(M)
+    tuned[lambda m: (triton.cdiv(M, m["BLOCK_M"]),)](x, out, M, N, **meta)
+    torch.testing.assert_close(out, x.sum(1), rtol=1e-4, atol=1e-4)
+
+
+def test_empty_configs_hints_join_the_synthesized_tilings():
+    seen = set()
+
+    def pre(nargs, reset_only=False):
+        if not reset_only:
+            seen.add((nargs["GROUP"], nargs["BLOCK_SIZE"]))
+
+    tuned = tiletune.autotune(configs=[], key=["n"], hints={"GROUP": [1, 2]}, target="h100", top_k=4,
+                              pre_hook=pre)(grouped_copy_kernel)
+    x, y = torch.randn(300), torch.empty(300)
+    tuned[lambda meta: (triton.cdiv(300, meta["BLOCK_SIZE"]),)](x, y, 300)
+    torch.testing.assert_close(y, x)
+    assert {g for g, _ in seen} == {1, 2}
+    assert set(tuned.best_config.kwargs) == {"GROUP", "BLOCK_SIZE"}
+
+
+def test_empty_configs_constexpr_without_value_is_a_clear_error():
+    tuned = tiletune.autotune(configs=[], key=["n"], target="h100", top_k=2)(grouped_copy_kernel)
+    x, y = torch.randn(30), torch.empty(30)
+    with pytest.raises(TuningError, match=r"'GROUP'.*hints"):
+        tuned[lambda meta: (triton.cdiv(30, meta["BLOCK_SIZE"]),)](x, y, 30)
+
+
+def test_hint_also_passed_at_launch_is_a_conflict():
+    tuned = tiletune.autotune(configs=[], key=["n"], hints={"GROUP": [1, 2]}, target="h100")(grouped_copy_kernel)
+    x, y = torch.randn(30), torch.empty(30)
+    with pytest.raises(MetaParameterConflict, match="GROUP"):
+        tuned[lambda meta: (triton.cdiv(30, meta["BLOCK_SIZE"]),)](x, y, 30, GROUP=1)
+
+
+def test_empty_configs_fixed_tiling_parameter_is_left_out_and_said_once(capsys):
+    tuned = tiletune.autotune(configs=[], key=["M", "N"], target="h100", top_k=2, verbose=True)(sum_rows_kernel)
+    _sum_rows(tuned, 20, 40, BLOCK_N=16)
+    _sum_rows(tuned, 24, 40, BLOCK_N=16)  # another key: tuned again, not said again
+    out = capsys.readouterr().out
+    assert out.count("BLOCK_N = 16 passed at launch: left out of the search") == 1
+    assert tuned.best_config.kwargs.keys() == {"BLOCK_M"}
+    assert len(tuned.cache) == 2
+
+
+def test_empty_configs_static_grid_is_an_error_before_any_launch():
+    tuned = tiletune.autotune(configs=[], key=["M", "N"], target="h100", top_k=2)(sum_rows_kernel)
+    x, out = torch.randn(8, 8), torch.full((8,), 5.0)
+    with pytest.raises(TuningError, match=r"sum_rows_kernel.*grid \(2,\) is fixed.*BLOCK_M.*lambda meta"):
+        tuned[(2,)](x, out, 8, 8)
+    assert torch.all(out == 5.0)
+    with pytest.raises(TuningError, match=r"does not depend on .*'BLOCK_M'"):
+        tuned[lambda meta: (triton.cdiv(8, 4),)](x, out, 8, 8)
+    assert torch.all(out == 5.0)
+
+
+def test_print_autotuning_prints_tritons_line(monkeypatch, capsys):
+    monkeypatch.setenv("TRITON_PRINT_AUTOTUNING", "1")
+    tuned = tiletune.autotune(configs=CONFIGS, key=["n"])(copy_kernel)
+    x, y = torch.randn(20), torch.empty(20)
+    tuned[grid_of(20)](x, y, 20)
+    out = capsys.readouterr().out
+    assert f"Triton autotuning for function copy_kernel finished after " in out
+    assert f"best config selected: {tuned.best_config};" in out

@@ -29,7 +29,7 @@ import triton
 from triton.runtime.autotuner import Autotuner as _TritonAutotuner
 from triton.runtime.autotuner import Heuristics
 
-from tiletune.errors import SynthesisError, TiletuneError, TuningError
+from tiletune.errors import TuningError
 
 from . import bench as _bench
 from .binding import (
@@ -723,8 +723,6 @@ class Autotuner(_TritonAutotuner):
                 call = self._kernel_call(args, kwargs, configs[i], grab=lambda o=out: o.update(capture(bound, names)))
                 try:
                     call()
-                except TiletuneError:
-                    raise
                 except Exception as exc:
                     drop(i, f"failed to run: {describe_error(exc)}")
                     alive.remove(i)
@@ -746,8 +744,6 @@ class Autotuner(_TritonAutotuner):
             calls[i] = self._kernel_call(args, kwargs, configs[i])
             try:
                 timings[i] = bench(calls[i])
-            except TiletuneError:
-                raise
             except Exception as exc:
                 drop(i, f"failed to run: {describe_error(exc)}")
                 report.advance()

@@ -168,15 +168,18 @@ def _flush_buffer():
 
 
 def bench_profiler(fn: Callable[[], Any], *, warmup: Optional[float] = None, rep: Optional[float] = None) -> float:
-    """Device kernel time of one call from ``torch.profiler``, median over repetitions, in ms.
+    """Device time of one call from ``torch.profiler``, median over repetitions, in ms.
 
-    Each repetition runs inside a ``record_function`` range; its time is the
-    sum of the device durations of the kernels launched in it (so a call that
-    launches several kernels counts all of them, and launch overhead none).
-    The L2 cache is flushed outside the ranges.
+    Before each repetition the L2 cache is flushed by one marker kernel (a
+    ``bitwise_not_`` over a 256 MiB buffer); the device activities (kernels,
+    copies, fills) recorded between two markers belong to one repetition and
+    its time is the sum of their durations: a call that launches several
+    kernels (hooks included, as with ``event``) counts all of them, launch
+    overhead and idle gaps count nothing.
     """
     import torch
-    from torch.profiler import ProfilerActivity, profile, record_function
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
 
     if not torch.cuda.is_available():
         raise TuningError("bench_method='profiler' needs a CUDA device; use 'wall' on the CPU")
@@ -195,23 +198,26 @@ def bench_profiler(fn: Callable[[], Any], *, warmup: Optional[float] = None, rep
     estimate = start.elapsed_time(end) / 5
     for _ in range(_reps(estimate, warmup, cap=100)):
         fn()
-    n_rep = _reps(estimate, rep, cap=200)
-    names = [f"tiletune_rep_{i}" for i in range(n_rep)]
-    with profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU]) as prof:
-        for name in names:
-            flush.zero_()
-            with record_function(name):
+    n_rep = _reps(estimate, rep, cap=100)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "Profiler clears events at the end of each cycle"
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(n_rep):
+                flush.bitwise_not_()
                 fn()
-        torch.cuda.synchronize()
-    per_rep: Dict[str, float] = {}
-    for evt in prof.events():
-        if evt.name in per_rep or not evt.name.startswith("tiletune_rep_"):
-            continue
-        total_us = getattr(evt, "device_time_total", None)
-        if total_us is None:  # older torch
-            total_us = getattr(evt, "cuda_time_total", 0.0)
-        per_rep[evt.name] = float(total_us) / 1e3
-    times = [per_rep[n] for n in names if n in per_rep and per_rep[n] > 0]
+            torch.cuda.synchronize()
+        events = prof.events()
+    device = [e for e in events if getattr(e, "device_type", None) == DeviceType.CUDA]
+    device.sort(key=lambda e: e.time_range.start)
+    per_rep: list = []
+    for e in device:
+        if "bitwise_not" in str(e.name):
+            per_rep.append(0.0)
+        elif per_rep:
+            per_rep[-1] += float(e.time_range.end - e.time_range.start)
+    times = [us / 1e3 for us in per_rep if us > 0]
     if not times:
         raise TuningError("bench_method='profiler': the profiler recorded no device kernels for the launch")
     return _median(times)
