@@ -52,6 +52,14 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="timed runs (the median is reported)")
     parser.add_argument("--path", default=None, help="liger_kernel directory (default: the installed one)")
     parser.add_argument("--json", default=None, help="also write the results to this JSON file")
+    parser.add_argument(
+        "--per-file",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also time each file alone (best of --repeat, in this process), print the N slowest and the sum: "
+        "an estimate of the serial time on an idle machine",
+    )
     args = parser.parse_args()
 
     root = Path(args.path) if args.path else liger_dir()
@@ -107,6 +115,26 @@ def main() -> int:
         for d in by_code[code]:
             rel = os.path.relpath(d.path, root.parent)
             print(f"{rel}:{d.line}:{d.column + 1}: {d.code} {d.message}")
+
+    if args.per_file:
+        from tiletune.lint.registry import lint_file
+
+        best: list[tuple[float, str]] = []
+        for f in files:
+            runs = []
+            for _ in range(max(1, args.repeat)):
+                t0 = time.perf_counter()
+                lint_file(f)
+                runs.append(time.perf_counter() - t0)
+            best.append((min(runs), f))
+        best.sort(reverse=True)
+        total = sum(t for t, _ in best)
+        print(f"\n## per file (best of {max(1, args.repeat)}): sum {total:.2f} s serial, "
+              f"~{total / max(1, jobs):.2f} s over {jobs} idle CPUs")
+        print("| s | file |")
+        print("|---:|---|")
+        for t, f in best[: args.per_file]:
+            print(f"| {t:.3f} | {os.path.relpath(f, root.parent)} |")
 
     bad = {c: len(by_code[c]) for c in MUST_BE_SILENT if by_code.get(c)}
     if args.json:
