@@ -15,18 +15,19 @@ All four figures are expressions over tiling parameters, ``esize_<ptr>`` and
     the dot results/accumulators.
 
 ``shared_bytes``
-    NVIDIA shared memory as Triton 3.6 allocates it on sm_90 (see
-    :func:`shared_bytes` for the rules and the compiles they were fitted to).
+    NVIDIA shared memory as Triton 3.6 allocates it on sm_90 with 4 warps
+    (see :func:`shared_bytes` for the rules and the compiles they were
+    fitted to; ``bench/results/footprint_error.md`` for the fit).
 """
 
 from __future__ import annotations
 
 from typing import Optional
 
-from .expr import NUM_STAGES, Expr, const, emax, sym, total
+from .expr import NUM_STAGES, Expr, const, emax, emin, sym, total
 from .model import Footprint, KernelSpec
 from .shapes import Trace
-from .values import dtype_size, shape_bytes, shape_elems
+from .values import collect, dtype_size, shape_bytes
 
 __all__ = ["compute_footprint", "shared_bytes"]
 
@@ -55,25 +56,113 @@ def compute_footprint(spec: KernelSpec, trace: Trace) -> Footprint:
     )
 
 
-def _pipelined_loads(trace: Trace) -> list:
-    return [a for a in trace.accesses if a.kind == "load" and a.feeds_dot and a.shape]
+#: Scratch kinds that go through shared memory in full (a layout conversion of the whole tile).
+_FULL_SCRATCH = ("trans", "gather", "sort")
+#: Warps per program assumed where the compiler's figure depends on it.
+NUM_WARPS = 4
+_MMA_V3_DTYPES = {"fp16", "bf16", "fp32", "int8", "uint8", "fp8e4nv", "fp8e5"}
+
+
+def mma_v3(d) -> Expr:
+    """1 when Triton 3.6 lowers the dot to Hopper wgmma (MMAv3), 0 when to mma.sync (MMAv2).
+
+    wgmma needs a 2-D dot whose M is a multiple of 64 (one warp group of 4
+    warps covers 64 rows) and operand types it supports; for power-of-two M
+    that is ``min(1, M // 64)``.
+    """
+    if d.m is None or d.a.shape is None or len(d.a.shape) != 2:
+        return const(0)
+    for dt in (d.a.dtype, d.b.dtype):
+        if dt is not None and not dt.startswith("elem:") and dt not in _MMA_V3_DTYPES:
+            return const(0)
+    return emin(1, d.m // 64)
+
+
+def _stage_multiplier(v3: Expr) -> Expr:
+    """Buffers per pipelined operand: ``num_stages - 1`` (MMAv2) or ``num_stages`` (MMAv3), 0 at 1 stage."""
+    s = sym(NUM_STAGES)
+    return (s - 1) + v3 * emin(1, s - 1)
 
 
 def shared_bytes(trace: Trace) -> Expr:
-    """Shared memory bytes (first model: dot operands staged ``num_stages`` deep in loops)."""
-    terms: list[Expr] = []
-    stages = sym(NUM_STAGES)
-    for a in _pipelined_loads(trace):
-        b = shape_bytes(a.shape, a.dtype)
-        if b is None:
-            continue
-        terms.append(b * stages if a.in_loop else b)
-    pipelined = total(terms)
+    """Shared memory bytes as Triton 3.6 allocates them on sm_90 (num_warps 4).
+
+    Fitted to ``triton.compile`` of the fixtures (``bench/footprint_error.py``):
+
+    * ``tl.dot`` operands loaded inside a loop are staged in shared memory
+      ``num_stages`` deep when the dot is a wgmma (:func:`mma_v3`) and
+      ``num_stages - 1`` deep when it is an mma.sync; at ``num_stages=1``
+      nothing is pipelined and each dot holds only its own operands, so the
+      loop needs the largest dot's operands;
+    * operands loaded outside the loop (flash attention's Q) are held once;
+    * an operand computed in registers (flash attention's P) goes through
+      shared memory unless it is wgmma's A operand;
+    * loads not feeding a dot are not pipelined (no shared memory);
+    * scratch, not live together with the loop's buffers, the largest of:
+      a transpose of a whole tile; a dot result atomically added (a layout
+      conversion of at most 64 rows at a time; a plain ``tl.store`` writes
+      from the dot's layout); a reduced tile stored; a loaded 1-D tile broadcast to 2-D; ``tl.histogram`` bins
+      (int32); a full reduction to a scalar (one partial per warp).
+    """
+    loads = {a.node: a for a in trace.accesses if a.kind == "load"}
+    operand_nodes = set()
+    pipelined: dict[str, Expr] = {}
+    per_dot: list[Expr] = []
+    invariant: dict[str, Expr] = {}
+    computed: dict[str, Expr] = {}
+    for d in trace.dots:
+        v3 = mma_v3(d)
+        this_dot: list[Expr] = []
+        for which, v in (("a", d.a), ("b", d.b)):
+            if v.node is not None:
+                operand_nodes.add(v.node)
+            if v.direct:
+                for ln in sorted(v.direct):
+                    acc = loads.get(ln)
+                    if acc is None:
+                        continue
+                    b = shape_bytes(acc.shape, acc.dtype)
+                    if b is None:
+                        continue
+                    if acc.in_loop and d.in_loop and acc.loop == d.loop:
+                        pipelined.setdefault(ln, b * _stage_multiplier(v3))
+                        this_dot.append(b)
+                    else:
+                        invariant.setdefault(ln, b)
+            else:
+                b = shape_bytes(v.shape, v.dtype)
+                if b is not None:
+                    computed.setdefault(v.node or f"{d.node}:{which}", b * (1 - v3) if which == "a" else b)
+        if this_dot:
+            per_dot.append(total(this_dot))
+    loop_part = emax(total(pipelined.values()), *per_dot) if per_dot else const(0)
+    dot_part = collect(total(invariant.values()) + total(computed.values()) + loop_part)
+
     scratch: list[Expr] = []
-    for s in trace.scratch:
-        b = shape_bytes(s.shape, s.dtype)
-        if b is not None and s.kind in ("trans", "reshape", "join", "split", "gather", "sort"):
+    for sc in trace.scratch:
+        b = _scratch_bytes(sc, operand_nodes)
+        if b is not None and b not in scratch:
             scratch.append(b)
     if not scratch:
-        return pipelined
-    return emax(pipelined, *scratch)
+        return dot_part
+    if dot_part == const(0):
+        return emax(*scratch)
+    return emax(dot_part, *scratch)
+
+
+def _scratch_bytes(sc, operand_nodes: set) -> Optional[Expr]:
+    if sc.shape is None:
+        return None
+    if sc.kind in _FULL_SCRATCH:
+        if sc.node in operand_nodes:
+            return None  # a transposed dot operand is read from shared memory as it is
+        return shape_bytes(sc.shape, sc.dtype)
+    if sc.kind in ("histogram", "broadcast", "store_reduced"):
+        return shape_bytes(sc.shape, sc.dtype)
+    if sc.kind == "store_acc":
+        if len(sc.shape) == 2 and sc.rows is not None:
+            return emin(sc.rows, 64) * sc.shape[1] * dtype_size(sc.dtype)
+        return shape_bytes(sc.shape, sc.dtype)
+    if sc.kind == "reduce" and len(sc.shape) == 1:
+        return const(NUM_WARPS) * dtype_size(sc.dtype)
+    return None

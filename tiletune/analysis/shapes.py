@@ -101,13 +101,15 @@ class DotRec:
 class ScratchRec:
     """An operation that may need shared-memory scratch (reduce, scan, trans, ...)."""
 
-    kind: str  # "reduce", "scan", "trans", "reshape", "join", "split", "histogram", "gather", "sort"
+    kind: str  # "reduce", "scan", "trans", "reshape", "join", "split", "histogram", "gather", "sort",
+    # "broadcast" (a loaded 1-D tile expanded to 2-D), "store_acc" (a dot result stored), "store_reduced"
     node: str
-    shape: Shape  # input shape
+    shape: Shape  # input shape (the stored value's for store_*)
     dtype: Optional[str]
     axis: Optional[int]
     line: int
     in_loop: bool
+    rows: Optional[Expr] = None  # store_acc: the dot's M
 
 
 @dataclass
@@ -840,6 +842,8 @@ class Interpreter:
             unit=unit,
             varying=varying,
             loads=a.loads | b.loads,
+            accs=a.accs | b.accs,
+            reduced=(a.reduced and a.shape == shape) or (b.reduced and b.shape == shape),
             pointer=pointer,
             literal=lit,
         )
@@ -940,6 +944,8 @@ class Interpreter:
             new_shape.append(base.shape[src])
             src += 1
         shape = tuple(new_shape)
+        if base.loads and len(base.shape) == 1 and len(shape) > 1 and base.node is not None:
+            self.trace.scratch.append(ScratchRec("broadcast", base.node, base.shape, base.dtype, None, self.line(node), self.in_loop()))
         out = base.with_(
             shape=shape,
             unit=frozenset(dim_map[d] for d in base.unit if d in dim_map),
@@ -1186,6 +1192,8 @@ class Interpreter:
             pids=frozenset().union(*(v.pids for v in vals)),
             tiles=frozenset().union(*(v.tiles for v in vals)) if name in ("maximum", "minimum", "clamp") else EMPTY,
             loads=frozenset().union(*(v.loads for v in vals)),
+            accs=frozenset().union(*(v.accs for v in vals)),
+            reduced=any(v.reduced and v.shape == shape for v in vals),
             varying=frozenset().union(*(align_dims(v.varying, len(v.shape or ()), rank) for v in vals)),
         )
         if name in ("maximum", "minimum") and shape == () and all(v.expr is not None for v in vals[:2]) and len(vals) >= 2:
@@ -1344,7 +1352,7 @@ class Interpreter:
         inputs = [v for v in (p, a.get("mask"), a.get("other")) if v is not None]
         nid = self.add_node("load", node, shape, dtype, inputs)
         self._record_access("load", nid, node, ptr, shape, block_ptr, cdim, dtype)
-        v = Val(shape=shape, dtype=dtype, node=nid, loads=frozenset((nid,)))
+        v = Val(shape=shape, dtype=dtype, node=nid, loads=frozenset((nid,)), direct=frozenset((nid,)))
         if shape:
             b = shape_bytes(shape, dtype)
             if b is not None:
@@ -1365,6 +1373,13 @@ class Interpreter:
         dtype = f"elem:{ptr}" if ptr else value.dtype
         nid = self.add_node(kind, node, shape, dtype, inputs)
         self._record_access(kind, nid, node, ptr, shape, block_ptr, cdim, value.dtype)
+        if value.kind == "value" and value.shape:
+            if value.accs and kind == "atomic":
+                # (a plain store is done from the dot's layout; an atomic converts it)
+                rows = next((d.m for d in self.trace.dots if d.node in value.accs and d.m is not None), None)
+                self.trace.scratch.append(ScratchRec("store_acc", nid, value.shape, value.dtype, None, self.line(node), self.in_loop(), rows))
+            elif value.reduced:
+                self.trace.scratch.append(ScratchRec("store_reduced", nid, value.shape, value.dtype, None, self.line(node), self.in_loop()))
         if kind == "atomic":
             return Val(shape=shape, dtype=dtype, node=nid)
         return NONE
@@ -1408,7 +1423,7 @@ class Interpreter:
             b = shape_bytes(shape, dtype)
             if b is not None and acc is None:
                 self._stmt_temps[nid] = b
-        return Val(shape=shape, dtype=dtype, node=nid)
+        return Val(shape=shape, dtype=dtype, node=nid, accs=frozenset((nid,)) | (acc.accs if acc is not None else EMPTY))
 
     def op_reduce(self, name: str, a: dict, node: cst.Call) -> Val:
         x = a.get("input", UNKNOWN)
@@ -1441,8 +1456,8 @@ class Interpreter:
             outs.append((shape, dtype))
         first_shape, first_dtype = outs[0]
         nid = self.add_node("reduce", node, first_shape, first_dtype, xs)
-        self.trace.scratch.append(ScratchRec("reduce", nid, x.shape if x.kind == "value" else xs[0].shape, xs[0].dtype, axis, self.line(node), self.in_loop()))
-        vals = tuple(Val(shape=s, dtype=d, node=nid) for s, d in outs)
+        self.trace.scratch.append(ScratchRec("reduce", nid, x.shape if x.kind == "value" else xs[0].shape, first_dtype, axis, self.line(node), self.in_loop()))
+        vals = tuple(Val(shape=s, dtype=d, node=nid, reduced=True) for s, d in outs)
         ri = a.get("return_indices")
         if name in ("max", "min") and ri is not None and ri.literal:
             return Val(kind="tuple", shape=None, items=(vals[0], Val(shape=vals[0].shape, dtype="int32", node=nid)))
@@ -1476,6 +1491,8 @@ class Interpreter:
             ptrs=x.ptrs | y.ptrs,
             pointer=x.pointer or y.pointer,
             loads=x.loads | y.loads,
+            accs=x.accs | y.accs,
+            reduced=(x.reduced and x.shape == shape) or (y.reduced and y.shape == shape),
             unit=align_dims(x.unit, len(x.shape or ()), rank) | align_dims(y.unit, len(y.shape or ()), rank),
             varying=frozenset().union(*(align_dims(v.varying, len(v.shape or ()), rank) for v in vals)),
         )
@@ -1488,9 +1505,9 @@ class Interpreter:
             return UNKNOWN
         target = dt.dtype if dt is not None and dt.kind == "dtype" else None
         if target is not None and target.startswith("ptr:"):
-            out = x.with_(dtype=None, pointer=True, weak=False, literal=None)
+            out = x.with_(dtype=None, pointer=True, weak=False, literal=None, direct=EMPTY)
         else:
-            out = x.with_(dtype=target, weak=False, literal=None)
+            out = x.with_(dtype=target, weak=False, literal=None, direct=EMPTY)
         if x.node is not None or x.shape:
             out = out.with_(node=self.add_node("elementwise", node, x.shape, out.dtype, (x,)))
         return out
@@ -1606,7 +1623,16 @@ class Interpreter:
         nid = self.add_node("other", node, shape, x.dtype, (x,))
         if name != "broadcast_to":
             self.trace.scratch.append(ScratchRec("reshape", nid, x.shape, x.dtype, None, self.line(node), self.in_loop()))
-        return Val(shape=shape, dtype=x.dtype, node=nid, loads=x.loads, params=x.params, tiles=x.tiles if name == "broadcast_to" else EMPTY)
+        return Val(
+            shape=shape,
+            dtype=x.dtype,
+            node=nid,
+            loads=x.loads,
+            direct=x.direct,
+            accs=x.accs,
+            params=x.params,
+            tiles=x.tiles if name == "broadcast_to" else EMPTY,
+        )
 
     def op_expand_dims(self, a: dict, pos, kws, node: cst.Call) -> Val:
         x = a.get("input", UNKNOWN)
@@ -1788,16 +1814,36 @@ def join_vals(a: Val, b: Val) -> Val:
     return a.with_(
         shape=shape,
         dtype=dtype,
-        expr=a.expr if a.expr == b.expr else None,
+        expr=_join_expr(a.expr, b.expr),
         params=a.params | b.params,
         tiles=a.tiles | b.tiles,
         pids=a.pids | b.pids,
         ptrs=a.ptrs | b.ptrs,
         loads=a.loads | b.loads,
+        direct=a.direct | b.direct,
+        accs=a.accs | b.accs,
+        reduced=a.reduced or b.reduced,
         unit=a.unit & b.unit if a.shape == b.shape else EMPTY,
         varying=a.varying | b.varying if a.shape == b.shape else EMPTY,
         literal=a.literal if a.literal == b.literal else None,
     )
+
+
+def _join_expr(a: Optional[Expr], b: Optional[Expr]) -> Optional[Expr]:
+    """An integer set to ``a`` on one path and ``b`` on the other: their maximum.
+
+    The maximum is what sizes and trip counts need (the larger tile, the longer
+    loop); ``max(min(x, b), b)`` simplifies to ``b``.
+    """
+    if a is None or b is None:
+        return None
+    if a == b:
+        return a
+    if a.op == "min" and b in a.args:
+        return b
+    if b.op == "min" and a in b.args:
+        return a
+    return emax(a, b)
 
 
 def join_envs(a: dict[str, Val], b: dict[str, Val]) -> dict[str, Val]:

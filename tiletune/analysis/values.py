@@ -85,6 +85,9 @@ class Val:
     unit: frozenset = EMPTY  # dimensions along which the value steps by one
     varying: frozenset = EMPTY  # dimensions along which the value varies at all
     loads: frozenset = EMPTY  # load nodes this value is computed from (elementwise only)
+    direct: frozenset = EMPTY  # load nodes this value is, up to layout-only ops (trans, reshape, ...)
+    accs: frozenset = EMPTY  # dot nodes whose result this value is computed from (elementwise only)
+    reduced: bool = False  # computed from a reduction result (elementwise only)
     items: tuple = ()
     block_shape: Shape = None  # block pointers and descriptors
     order: Optional[tuple] = None  # block pointers
