@@ -120,3 +120,23 @@ def test_footprint_serialises():
     d = spec.footprint.to_dict()
     for text in d.values():
         parse_expr(text)
+
+
+def test_small_dots_stage_one_buffer_less():
+    # M < 64: mma.sync (MMAv2) keeps num_stages - 1 buffers; at 1 stage the dot's own operands
+    fp = kernel(MATMUL, MATMUL_PARAMS).footprint
+    env = {"BM": 32, "BN": 64, "BK": 32, "esize_a_ptr": 2, "esize_b_ptr": 2, "esize_c_ptr": 2}
+    got = [fp.shared_bytes.evaluate({**env, "num_stages": s}) for s in (1, 2, 3, 4)]
+    assert got == [6144, 6144, 12288, 18432]
+
+
+def test_flash_attention_shared_bytes():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    spec = analyze_source((root / "fixtures" / "flash_attention.py").read_text()).kernels[0]
+    env = {"HEAD_DIM": 64, "esize_q_ptr": 2, "esize_k_ptr": 2, "esize_v_ptr": 2, "esize_o_ptr": 2}
+    sb = spec.footprint.shared_bytes
+    # compiler figures (sm_90, 4 warps): Q once, K and V staged, P through shared memory for mma.sync
+    assert [sb.evaluate({**env, "BLOCK_M": 16, "BLOCK_N": 16, "num_stages": s}) for s in (1, 2, 3)] == [4608, 6656, 10752]
+    assert [sb.evaluate({**env, "BLOCK_M": 128, "BLOCK_N": 64, "num_stages": s}) for s in (1, 2)] == [24576, 49152]
