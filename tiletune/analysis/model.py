@@ -332,10 +332,13 @@ class Footprint:
     * ``live_bytes``: peak bytes of tiles live at once (registers on NVIDIA,
       the Unified Buffer on Ascend).  Loads inside loops count
       ``num_stages`` times (the pipelining / multibuffer depth).
-    * ``shared_bytes``: NVIDIA shared memory: ``tl.dot`` operand tiles staged
-      ``num_stages`` deep when loaded in a loop, or the largest layout
-      conversion / reduction scratch, whichever is larger.  Compared with
-      ``triton.compile(...).metadata.shared`` in the tests.
+    * ``shared_bytes``: NVIDIA shared memory as Triton 3.6 allocates it on
+      sm_90 (4 warps): ``tl.dot`` operand tiles loaded in a loop staged
+      ``num_stages`` deep for wgmma-sized dots (M a multiple of 64),
+      ``num_stages - 1`` deep for smaller ones, unpipelined at one stage; or
+      the largest layout conversion / reduction / atomic scratch, whichever
+      is larger.  The rules are in :func:`tiletune.analysis.footprint.shared_bytes`;
+      the tests compare them with ``triton.compile(...).metadata.shared``.
     * ``dot_operand_bytes``: bytes of one stage of dot operand tiles (Ascend
       L1 / L0A+L0B), ``accumulator_bytes``: bytes of dot accumulators
       (Ascend L0C).
