@@ -128,3 +128,13 @@ def test_several_kernels_need_kernel_flag(capsys, tmp_path):
     ns = {"triton": triton}
     exec(out, ns)
     assert len(ns["configs"]) == 3
+
+
+def test_shape_of_a_tiling_constexpr_is_fixed(capsys):
+    fa = str(ROOT / "fixtures" / "flash_attention.py")
+    code, out, err = run(capsys, fa, "--shape", "N_CTX=4096,HEAD_DIM=64", "--target", "h100", "--top-k", "4")
+    assert code == 0
+    assert "HEAD_DIM given with --shape: fixed" in err
+    ns = {"triton": triton}
+    exec(out, ns)
+    assert all("HEAD_DIM" not in c.kwargs for c in ns["configs"])

@@ -238,6 +238,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 "note: assumed dtypes " + ", ".join(f"{p}={d}" for p, d in assumed.items())
                 + " (fp16 for tl.dot inputs, else fp32; pass --dtype PTR=DTYPE to change)\n"
             )
+        tiling = {p.name for p in spec.tiling_params}
+        as_fixed = [n for n in shapes if n in tiling and n not in fixed]
+        for n in as_fixed:  # a shape-defining constexpr given as a size (HEAD_DIM=64) is fixed, not searched
+            fixed[n] = shapes[n]
+        if as_fixed:
+            err.write(f"note: {', '.join(as_fixed)} given with --shape: fixed, not searched (as --fixed)\n")
         target = get_target(args.target) if args.target else detect()
         result = synthesize(spec, shapes, dtypes, target, hints=hints or None, fixed=fixed or None, top_k=args.top_k)
     except _UsageError as exc:
