@@ -12,26 +12,37 @@ semantics for each) with these additions:
   reason, the leading three are re-timed interleaved before a winner is
   chosen, ``verify=True`` drops candidates whose outputs differ;
 * winners are cached on disk (:class:`tiletune.runtime.cache.TuningCache`),
-  so the next process launches at once; every tuning is logged.
+  so the next process launches at once; every tuning is logged;
+* ``pg=`` (a ``torch.distributed`` process group, ``"default"``, or
+  ``TILETUNE_DIST=1``): every rank ends with the same config for every key,
+  decided by :mod:`tiletune.runtime.distributed`; ``shard=True`` splits the
+  candidates across the ranks.
 
 Dispatch after tuning is one key computation, one dict lookup and one launch.
+While :func:`tiletune.contextual_autotune` runs a function in tuning mode, a
+launch whose key is not decided yet is handed to that context instead
+(:data:`LAUNCH_CONTEXT`).
 """
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import inspect
 import os
+import time
 import warnings
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import triton
 from triton.runtime.autotuner import Autotuner as _TritonAutotuner
 from triton.runtime.autotuner import Heuristics
 
-from tiletune.errors import TuningError
+from tiletune.errors import TiletuneError, TuningError
 
 from . import bench as _bench
+from . import distributed as _dd
 from .binding import (
     LAUNCH_KEYWORDS,
     Binder,
@@ -44,7 +55,7 @@ from .parallel_compile import compile_all, describe_error
 from .report import TuningReport, config_str, config_to_dict
 from .side_effects import DefaultHooks, Snapshot, capture, outputs_match, verify_targets
 
-__all__ = ["Autotuner", "autotune", "MetaParameterConflict"]
+__all__ = ["Autotuner", "autotune", "MetaParameterConflict", "LAUNCH_CONTEXT", "resolve_group"]
 
 Config = triton.Config
 
@@ -63,6 +74,53 @@ def _retime_rounds() -> int:
 
 class MetaParameterConflict(TuningError, ValueError):
     """A tuned parameter was also passed at launch (a ValueError, as in Triton)."""
+
+
+#: Set by :func:`tiletune.contextual_autotune` while it runs a function in
+#: tuning mode: an object with ``launch(tuner, key, args, kwargs)``.  When it
+#: is set, :meth:`Autotuner.run` hands every launch whose key is not decided
+#: yet to it (the context picks the candidate, launches and times it) instead
+#: of tuning in isolation.  Decided keys launch as usual.
+LAUNCH_CONTEXT: contextvars.ContextVar = contextvars.ContextVar("tiletune_launch_context", default=None)
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def resolve_group(pg: Any) -> Any:
+    """The process group a tuner agrees over: ``pg``; ``"default"`` -> the default group; ``None`` ->
+    the default group when ``TILETUNE_DIST=1``, else no agreement.
+
+    ``"default"`` (or ``TILETUNE_DIST=1``) without an initialised
+    torch.distributed means no agreement (a single process).
+    """
+    if pg is None:
+        if os.environ.get("TILETUNE_DIST", "").strip().lower() not in _TRUE:
+            return None
+        pg = "default"
+    if isinstance(pg, str):
+        if pg.strip().lower() != "default":
+            raise TuningError(f"pg={pg!r} is not a process group; pass a torch.distributed ProcessGroup, "
+                              "'default' (the default group) or None")
+        try:
+            import torch.distributed as dist
+        except ImportError:
+            return None
+        if not (dist.is_available() and dist.is_initialized()):
+            return None
+        return dist.group.WORLD
+    return pg
+
+
+@dataclass
+class _Problem:
+    """What one tuning of one key works from (computed once, before the cache decision)."""
+
+    bound: Dict[str, Any]
+    launch_const: Dict[str, Any]
+    dtypes: Dict[str, str]
+    target_name: str
+    disk_key: str
+    report: TuningReport
 
 
 def _noop_pre_hook(kwargs, reset_only=False):
@@ -182,6 +240,8 @@ class Autotuner(_TritonAutotuner):
         top_k: Optional[int] = None,
         bench_method: Optional[str] = None,
         verbose: bool = False,
+        pg: Any = None,
+        shard: bool = False,
     ):
         _check_wraps_jit(fn)
         self.kernel_name = base_function(fn).__name__
@@ -252,6 +312,9 @@ class Autotuner(_TritonAutotuner):
         self.target = target
         self.top_k = top_k
         self.verbose = verbose
+        # distributed: the group is resolved at tuning time (it may be initialised after decoration)
+        self.pg = pg
+        self.shard = bool(shard)
         # precomputed state
         self._inner, self._heuristics = _innermost(fn)
         self._binder = Binder(self.kernel_name, self.arg_names, key, self.base_fn)
@@ -273,6 +336,9 @@ class Autotuner(_TritonAutotuner):
         key = self._binder.key(args, kwargs)
         hit = self._fast.get(key)
         if hit is None:
+            ctx = LAUNCH_CONTEXT.get()
+            if ctx is not None:  # contextual tuning decides this launch
+                return ctx.launch(self, key, args, kwargs)
             hit = self._tune(key, args, kwargs)
         config, config_kwargs = hit
         self.best_config = config
@@ -358,6 +424,23 @@ class Autotuner(_TritonAutotuner):
             self._fast[key] = hit
             self.nargs = None
             return hit
+        problem = self._problem(args, kwargs)
+        pg = self.process_group()
+        config = self._agreed_cached(problem, pg)
+        if config is None:
+            config, extra = self._search(args, kwargs, problem, pg)
+            self._adopt(key, problem, config, status="tuned", extra=extra)
+        else:
+            self._adopt(key, problem, config, status="cache hit")
+        self.nargs = None
+        return self._fast[key]
+
+    def process_group(self) -> Any:
+        """The process group this kernel's tunings agree over (None: no agreement); see :func:`resolve_group`."""
+        return resolve_group(self.pg)
+
+    def _problem(self, args: tuple, kwargs: Dict[str, Any]) -> _Problem:
+        """Bind one launch and compute its disk key (no analysis, no synthesis)."""
         bound = self._binder.bind(args, kwargs)
         launch_const = self._binder.launch_fixed(kwargs)
         dtypes = tensor_dtypes(self.arg_names, bound)
@@ -365,24 +448,24 @@ class Autotuner(_TritonAutotuner):
         key_values = self._binder.key_values(bound)
         report = TuningReport(self.kernel_name, self._source_hash(), {"key": key_values, "dtypes": list(dtypes.values())},
                               verbose=self.verbose)
-        space = self._space(launch_const)
         from .cache import entry_key
 
-        disk_key = entry_key({"key": key_values, "dtypes": list(dtypes.values()), "target": target_name, **space})
+        disk_key = entry_key({"key": key_values, "dtypes": list(dtypes.values()), "target": target_name,
+                              **self._space(launch_const)})
+        return _Problem(bound, dict(launch_const), dict(dtypes), target_name, disk_key, report)
 
-        config = self._from_disk(disk_key, target_name, report)
-        if config is None:
-            config = self._search(args, kwargs, bound, launch_const, dtypes, report)
-            if self.cache_results:
-                self._store(disk_key, target_name, config)
-            report.finish(config, status="tuned", extra={"target": target_name, "method": self._method_used})
-        else:
-            report.finish(config, status="cache hit", extra={"target": target_name})
-        hit = (config, config.all_kwargs())
+    def _adopt(self, key: tuple, problem: _Problem, config: Config, *, status: str,
+               extra: Optional[Dict[str, Any]] = None) -> None:
+        """Make ``config`` this key's winner: memory, disk (after a tuning) and the report."""
+        if status.startswith("tuned") and self.cache_results:
+            self._store(problem.disk_key, problem.target_name, config, extra)
+        info = {"target": problem.target_name}
+        if status != "cache hit":
+            info["method"] = self._method_used
+        info.update(extra or {})
+        problem.report.finish(config, status=status, extra=info)
         self.cache[key] = config
-        self._fast[key] = hit
-        self.nargs = None
-        return hit
+        self._fast[key] = (config, config.all_kwargs())
 
     def _source_hash(self) -> str:
         from .cache import source_hash
@@ -404,27 +487,58 @@ class Autotuner(_TritonAutotuner):
         return {"space": f"configs:{digest}"}
 
     # ---------------------------------------------------------------- disk cache
-    def _from_disk(self, disk_key: str, target_name: str, report: TuningReport) -> Optional[Config]:
-        if not self.cache_results:
-            return None
-        from .cache import always_tune, check_version_policy
+    def _lookup(self, problem: _Problem) -> tuple:
+        """This process's view of the disk cache: ``(config JSON or None, strict-mode refusal or None)``.
 
+        Never raises for a stale entry: the refusal is returned, so that every
+        rank of a group can raise it together.
+        """
+        if not self.cache_results:
+            return None, None
+        from .cache import StaleCacheEntryError, always_tune, check_version_policy
+
+        report = problem.report
         if always_tune():
             report.note("TILETUNE_ALWAYS_TUNE is set: re-tuning despite the cache")
-            return None
-        cache = self._disk_cache(target_name)
-        entry, status = cache.get_with_status(disk_key)
+            return None, None
+        cache = self._disk_cache(problem.target_name)
+        entry, status = cache.get_with_status(problem.disk_key)
         if status == "miss":
-            return None
+            return None, None
         if status == "stale":
-            check_version_policy(status, entry, cache.path)
+            try:
+                check_version_policy(status, entry, cache.path)
+            except StaleCacheEntryError as exc:
+                return None, str(exc)
             report.note(f"cache entry in {cache.path} was tuned under other versions; re-tuning")
-            return None
+            return None, None
         config = self._config_from_entry(entry)
         if config is None:
             report.note(f"cache entry in {cache.path} does not fit this kernel; re-tuning")
+            return None, None
+        return _jsonable(config_to_dict(config)), None
+
+    def _agreed_cached(self, problem: _Problem, pg: Any) -> Optional[Config]:
+        """The cached winner every rank uses, or None when any rank must tune (then all tune).
+
+        Without a group: this process's cache.  With one: one exchange
+        (:func:`~tiletune.runtime.distributed.agree_on_cached`) over the key
+        and the candidate space; rank 0's entry wins when every rank hit.
+        """
+        choice, refused = self._lookup(problem)
+        space = [str(c) for c in self.configs] if not self.synthesize_configs else "synthesized"
+        cached = _dd.agree_on_cached(choice, pg, problem=[problem.disk_key, space], refused=refused,
+                                     what=f"kernel {self.kernel_name!r}")
+        if cached is None:
             return None
-        report.note(f"cache hit in {cache.path}")
+        config = self._config_from_entry({"config": cached})
+        if config is None:  # rank 0's entry does not fit here: the same kernel everywhere makes this unreachable
+            raise TuningError(
+                f"kernel {self.kernel_name!r}: rank 0's cached config {cached!r} does not fit this rank's kernel; "
+                "every rank must run the same kernel source and configs"
+            )
+        where = self._disk_cache(problem.target_name).path
+        problem.report.note(f"cache hit in {where}" + (" (rank 0's entry, agreed)" if _dd.is_active(pg) else ""))
         return config
 
     def _config_from_entry(self, entry: Mapping[str, Any]) -> Optional[Config]:
@@ -455,7 +569,7 @@ class Autotuner(_TritonAutotuner):
             return None
         return config
 
-    def _store(self, disk_key: str, target_name: str, config: Config) -> None:
+    def _store(self, disk_key: str, target_name: str, config: Config, extra: Optional[Mapping[str, Any]] = None) -> None:
         timings = {}
         for cfg, t in self.configs_timings.items():
             v = t[0] if isinstance(t, (list, tuple)) else t
@@ -466,6 +580,9 @@ class Autotuner(_TritonAutotuner):
             "method": self._method_used,
             "kernel": self.kernel_name,
         }
+        for name in ("world_size", "sharded", "contextual"):
+            if extra and name in extra:
+                entry[name] = extra[name]
         try:
             self._disk_cache(target_name).put(disk_key, entry)
         except Exception as exc:  # never fail a launch over the cache
@@ -683,19 +800,66 @@ class Autotuner(_TritonAutotuner):
 
         return kernel_call
 
-    def _search(self, args: tuple, kwargs: Dict[str, Any], bound: Dict[str, Any], launch_const: Mapping[str, Any],
-                dtypes: Mapping[str, str], report: TuningReport) -> Config:
-        import time
+    def _agreed_candidates(self, kwargs: Dict[str, Any], problem: _Problem, pg: Any) -> tuple:
+        """The candidate list and the benchmark function; with a group, the same list on every rank.
 
+        A rank that cannot build its list (synthesis, pruning, grid rules)
+        makes every rank raise; lists that differ between ranks (a
+        rank-dependent prune) raise TuningError on every rank
+        (:func:`~tiletune.runtime.distributed.check_consistent` over their text).
+        """
+        active = _dd.is_active(pg)
+        error: Optional[BaseException] = None
+        configs: List[Config] = []
+        bench = None
+        try:
+            configs = self._candidates(problem.bound, kwargs, problem.launch_const, problem.dtypes, problem.report)
+            self._check_grid(kwargs.get("grid"), problem.bound, configs)
+            bench = self._bench_fn(problem.report)
+        except Exception as exc:
+            if not active:
+                raise
+            error = exc
+        if active:
+            errors = _dd.all_gather_json(None if error is None else f"{type(error).__name__}: {error}", pg)
+            if error is not None:
+                raise error
+            for r, e in enumerate(errors):
+                if e is not None:
+                    raise TuningError(f"kernel {self.kernel_name!r}: tuning stopped because rank {r} could not "
+                                      f"build its candidate list: {e}")
+            _dd.check_consistent([str(c) for c in configs], pg, what=f"candidate list of kernel {self.kernel_name!r}")
+        return configs, bench
+
+    def _all_failed(self, configs: List[Config], failures: Mapping[int, str],
+                    remote: Optional[BaseException] = None) -> TuningError:
+        lines = "\n".join(f"  [{config_str(configs[i])}]: {failures.get(i, 'failed on another rank')}"
+                          for i in range(len(configs)))
+        every_rank = f"\nas seen on every rank:\n{remote}" if remote is not None else ""
+        return TuningError(
+            f"kernel {self.kernel_name!r}: every candidate config failed ({len(configs)} tried):\n{lines}{every_rank}\n"
+            "fix the kernel or the launch, or pass configs that compile and run"
+        )
+
+    def _search(self, args: tuple, kwargs: Dict[str, Any], problem: _Problem, pg: Any) -> tuple:
+        """Tune one key; returns ``(winner, extra facts for the log and cache)``.
+
+        With an active group every decision below is taken identically on
+        every rank: candidates dropped on any rank (compile, verify, run) are
+        dropped on all, times are combined (or gathered from the shards), and
+        the winner is picked from the agreed times.
+        """
         t_start = time.perf_counter()
-        configs = self._candidates(bound, kwargs, launch_const, dtypes, report)
-        self._check_grid(kwargs.get("grid"), bound, configs)
-        bench = self._bench_fn(report)
+        bound, report = problem.bound, problem.report
+        active = _dd.is_active(pg)
+        shard = self.shard and active
+        configs, bench = self._agreed_candidates(kwargs, problem, pg)
         failures: Dict[int, str] = {}
 
         def drop(i: int, reason: str) -> None:
-            failures[i] = reason
-            report.dropped(configs[i], reason)
+            if i not in failures:
+                failures[i] = reason
+                report.dropped(configs[i], reason)
 
         # 1. compile in parallel (a device only)
         warm_kwargs = dict(kwargs, warmup=True)
@@ -735,38 +899,78 @@ class Autotuner(_TritonAutotuner):
                     drop(i, f"outputs differ from [{config_str(configs[ref_index])}]: {why}")
                     alive.remove(i)
             snapshot.restore()
+        if active:  # dropped on any rank -> dropped on every rank (0.0 = kept, None = dropped)
+            kept = _dd.combine_timings([0.0 if i in alive else None for i in range(len(configs))], pg)
+            for i in alive:
+                if kept[i] is None:
+                    drop(i, "dropped on another rank of the process group (compile or verify)")
+            alive = [i for i in alive if kept[i] is not None]
+        if not alive:  # the same on every rank: alive is common
+            raise self._all_failed(configs, failures)
 
-        # 3. benchmark
-        timings: Dict[int, float] = {}
-        calls: Dict[int, Callable[[], None]] = {}
-        report.start_progress(len(alive))
-        for i in alive:
-            calls[i] = self._kernel_call(args, kwargs, configs[i])
+        # 3. benchmark: every rank times every candidate (or its share); times agreed across the group
+        calls = {i: self._kernel_call(args, kwargs, configs[i]) for i in alive}
+        labels = [f"[{config_str(configs[i])}]" for i in alive]
+        report.start_progress(len(_dd.shard_indices(len(alive), pg)) if shard else len(alive))
+        stopped: List[BaseException] = []
+
+        def bench_one(j: int) -> float:
+            if stopped:
+                raise TuningError("not run: tuning stopped after an error")
+            i = alive[j]
             try:
-                timings[i] = bench(calls[i])
-            except Exception as exc:
-                drop(i, f"failed to run: {describe_error(exc)}")
+                t = bench(calls[i])
+            except TiletuneError as exc:  # a broken benchmark or launch, not a bad candidate: stop
+                stopped.append(exc)
+                raise
+            finally:
                 report.advance()
-                continue
-            report.candidate(configs[i], timings[i])
-            report.advance()
-        if not timings:
-            lines = "\n".join(f"  [{config_str(configs[i])}]: {failures.get(i, 'not run')}" for i in range(len(configs)))
-            raise TuningError(
-                f"kernel {self.kernel_name!r}: every candidate config failed ({len(configs)} tried):\n{lines}\n"
-                "fix the kernel or the launch, or pass configs that compile and run"
-            )
+            report.candidate(configs[i], t)
+            return t
 
-        # 4. re-time the leading few, interleaved, unless the user's do_bench decides
-        order = sorted(timings, key=timings.get)
+        def on_error(j: int, exc: BaseException) -> None:
+            drop(alive[j], f"failed to run: {describe_error(exc)}")
+
+        all_failed: Optional[TuningError] = None
+        agreement = None
+        try:
+            agreement = _dd.agree_on_best(len(alive), bench_one, pg, shard=shard, labels=labels,
+                                          what=f"kernel {self.kernel_name!r}", on_error=on_error)
+        except TuningError as exc:  # every candidate failed: raised identically on every rank
+            all_failed = exc
+        # tiletune errors stop tuning on every rank (fatal, as agree_on_best's fatal=): one exchange
+        met = _dd.all_gather_json(f"{type(stopped[0]).__name__}: {stopped[0]}" if stopped else None, pg)
+        if stopped:
+            raise stopped[0]
+        for r, m in enumerate(met):
+            if m is not None:
+                raise TuningError(f"kernel {self.kernel_name!r}: tuning stopped because rank {r} failed: {m}")
+        if all_failed is not None:
+            raise self._all_failed(configs, failures, all_failed if active else None) from all_failed
+        assert agreement is not None
+        timings: Dict[int, float] = {}
+        for j, t in enumerate(agreement.times):
+            if t is None:
+                drop(alive[j], "failed on another rank of the process group")
+            else:
+                timings[alive[j]] = t
+
+        # 4. re-time the leading few, interleaved, unless the user's do_bench decides; agree on the new times
+        order = sorted(timings, key=lambda i: (timings[i], i))
         if self._do_bench is None and len(order) > 1:
             top = order[:RETIME_TOP]
             retimed = _bench.retime_interleaved({i: calls[i] for i in top}, bench, {i: timings[i] for i in top},
                                                 rounds=_retime_rounds())
-            for i in top:
+            agreed = _dd.combine_timings([retimed[i] for i in top], pg)
+            for i, t in zip(top, agreed):
                 report.candidate(configs[i], retimed[i], stage="retimed_ms")
-                timings[i] = retimed[i]
-        best = min(timings, key=timings.get)
+                if t is None:
+                    drop(i, "failed when re-timed")
+                    del timings[i]
+                else:
+                    timings[i] = t
+        ordered = sorted(timings)
+        best = ordered[_dd.pick_winner([timings[i] for i in ordered], [config_str(configs[i]) for i in ordered])]
         winner = configs[best]
 
         # 5. leave the user's tensors as an untuned launch would find them
@@ -777,7 +981,58 @@ class Autotuner(_TritonAutotuner):
 
         self.configs_timings = {configs[i]: [t, t, t] for i, t in timings.items()}
         self.bench_time = time.perf_counter() - t_start
-        return winner
+        extra: Dict[str, Any] = {}
+        if active:
+            extra = {
+                "world_size": agreement.world_size,
+                "rank": agreement.rank,
+                "sharded": shard,
+                "timed_here": [config_str(configs[alive[j]]) for j in agreement.timed],
+            }
+        return winner, extra
+
+    # ================================================================ contextual tuning (runtime/contextual.py)
+    def _context_candidates(self, args: tuple, kwargs: Dict[str, Any]) -> tuple:
+        """``(problem, candidates)`` for a launch that :func:`tiletune.contextual_autotune` tunes."""
+        self.nargs = dict(zip(self.arg_names, args))
+        try:
+            problem = self._problem(args, kwargs)
+            if not self.synthesize_configs and len(self.configs) == 1:
+                return problem, list(self.configs)
+            configs = self._candidates(problem.bound, kwargs, problem.launch_const, problem.dtypes, problem.report)
+            self._check_grid(kwargs.get("grid"), problem.bound, configs)
+            return problem, configs
+        finally:
+            self.nargs = None
+
+    def _context_cached(self, problem: _Problem, candidates: Sequence[Config]) -> tuple:
+        """``(index into candidates or None, strict-mode refusal or None)`` from this process's disk cache."""
+        choice, refused = self._lookup(problem)
+        if choice is not None:
+            for i, c in enumerate(candidates):
+                if _jsonable(config_to_dict(c)) == choice:
+                    return i, None
+        return None, refused
+
+    def _context_launch(self, config: Config, args: tuple, kwargs: Dict[str, Any]) -> Any:
+        """Launch ``config`` as a tuned launch does (its pre_hook, then the kernel)."""
+        config_kwargs = config.all_kwargs()
+        self.best_config = config
+        if config.pre_hook is not None:
+            config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **config_kwargs})
+        return self.fn.run(*args, **kwargs, **config_kwargs)
+
+    def _context_adopt(self, key: tuple, problem: _Problem, config: Config, timings: Mapping[Config, Optional[float]],
+                       *, status: str, extra: Optional[Dict[str, Any]] = None) -> None:
+        """Take ``config`` as the winner of ``key`` (memory and disk cache, report), as a tuning would."""
+        if status.startswith("tuned"):
+            self.configs_timings = {c: [t, t, t] for c, t in timings.items() if t is not None}
+            self._method_used = "contextual"
+            for c, t in timings.items():
+                if t is not None:
+                    problem.report.candidate(c, t)
+        self._adopt(key, problem, config, status=status, extra=extra)
+        self.best_config = config
 
     # ================================================================ AOT warmup
     def warmup(self, *args: Any, **kwargs: Any) -> list:
@@ -817,6 +1072,8 @@ def autotune(
     bench_method: Optional[str] = None,
     verbose: bool = False,
     use_cuda_graph: bool = False,
+    pg: Any = None,
+    shard: bool = False,
 ) -> Callable[[Any], Autotuner]:
     """Decorator for auto-tuning a ``@triton.jit`` kernel; ``configs=[]`` synthesizes the tilings.
 
@@ -841,6 +1098,15 @@ def autotune(
         wall under the interpreter).  A ``do_bench`` callable wins over it.
     :param verbose: print what tuning does (fixed parameters, each
         candidate's time, drops, cache hits).
+    :param pg: a ``torch.distributed`` process group whose ranks must all
+        end with the same config for every key (every rank must launch the
+        kernel with the same key: tuning is collective); ``"default"``: the
+        default group.  Default None: no agreement, unless ``TILETUNE_DIST=1``
+        and torch.distributed is initialised (then the default group).  The
+        ``pg`` attribute of the returned object can be set later.
+    :param shard: with a group, each rank benchmarks only its share of the
+        candidates (round robin) on its own device; the shares are gathered,
+        the leading few re-timed on every rank, and all ranks adopt one winner.
     """
 
     def decorator(fn: Any) -> Autotuner:
@@ -850,7 +1116,7 @@ def autotune(
             pre_hook=pre_hook, post_hook=post_hook, prune_configs_by=prune_configs_by,
             warmup=warmup, rep=rep, use_cuda_graph=use_cuda_graph, do_bench=do_bench,
             cache_results=cache_results, hints=hints, verify=verify, target=target, top_k=top_k,
-            bench_method=bench_method, verbose=verbose,
+            bench_method=bench_method, verbose=verbose, pg=pg, shard=shard,
         )
 
     return decorator
