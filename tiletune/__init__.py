@@ -4,8 +4,11 @@
 synthesizes the tilings that fit the chip, benchmarks them and caches the
 winner; ``import tiletune.patch`` makes plain ``@triton.autotune`` do the same.
 
-``autotune``, ``Autotuner`` and ``Config`` (``triton.Config``) are loaded on
-first use, so ``import tiletune`` (and the analysis, lint and CLI modules)
+``contextual_autotune`` tunes the kernels a function launches in the context
+of the whole function (``tiletune.runtime.contextual``).
+
+``autotune``, ``Autotuner``, ``contextual_autotune`` and ``Config``
+(``triton.Config``) are loaded on first use, so ``import tiletune`` (and the analysis, lint and CLI modules)
 does not import Triton.
 """
 
@@ -13,11 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "autotune", "Autotuner", "Config"]
+__all__ = ["__version__", "autotune", "Autotuner", "contextual_autotune", "Config"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from triton import Config
     from tiletune.runtime.autotuner import Autotuner, autotune
+    from tiletune.runtime.contextual import contextual_autotune
 
 
 def __getattr__(name: str) -> Any:
@@ -25,6 +29,10 @@ def __getattr__(name: str) -> Any:
         from tiletune.runtime import autotuner
 
         return getattr(autotuner, name)
+    if name == "contextual_autotune":
+        from tiletune.runtime.contextual import contextual_autotune
+
+        return contextual_autotune
     if name == "Config":
         from triton import Config
 
