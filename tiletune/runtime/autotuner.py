@@ -861,14 +861,16 @@ class Autotuner(_TritonAutotuner):
                 failures[i] = reason
                 report.dropped(configs[i], reason)
 
-        # 1. compile in parallel (a device only)
+        # 1. compile in parallel (a device only).  Sharded: each rank compiles its share (failures are
+        #    made common below); the few it re-times from other shares compile on their first launch.
         warm_kwargs = dict(kwargs, warmup=True)
-        jobs = {i: (lambda c=c: self.fn.run(*args, **warm_kwargs, **c.all_kwargs())) for i, c in enumerate(configs)}
+        share = _dd.shard_indices(len(configs), pg) if shard and not self.verify else range(len(configs))
+        jobs = {i: (lambda c=configs[i]: self.fn.run(*args, **warm_kwargs, **c.all_kwargs())) for i in share}
         compile_failures, compile_s = compile_all(jobs)
         for i, reason in compile_failures.items():
             drop(i, f"compile failed: {reason}")
         if compile_s:
-            report.note(f"compiled {len(configs)} candidate(s) in {compile_s:.2f}s")
+            report.note(f"compiled {len(jobs)} candidate(s) in {compile_s:.2f}s")
         alive = [i for i in range(len(configs)) if i not in failures]
 
         # 2. verify outputs against the first candidate that runs
