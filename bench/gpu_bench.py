@@ -1083,13 +1083,23 @@ class Bench:
         spec = self.spec(name, fx)
         try:
             # (a) tiletune first tune
-            tt = self.first_tune_tiletune(prob)
-            log(f"  tiletune first tune {tt['first_tune_s']:.2f}s ({tt['n_candidates']} candidates, "
-                f"{tt['cubins_in_fresh_cache']} cubins compiled): {tt['label']}")
+            try:
+                tt = self.first_tune_tiletune(prob)
+                log(f"  tiletune first tune {tt['first_tune_s']:.2f}s ({tt['n_candidates']} candidates, "
+                    f"{tt['cubins_in_fresh_cache']} cubins compiled): {tt['label']}")
+            except Exception as exc:  # noqa: BLE001  (recorded; the other methods still run)
+                tt = {"error": describe_exc(exc), "traceback": traceback.format_exc()[-2000:], "_best": None,
+                      "_ranked": []}
+                log(f"  tiletune first tune FAILED: {tt['error']}")
             # (b) triton.autotune over the hand list
-            hand = self.first_tune_stock(prob, fx.HAND_CONFIGS, "hand")
-            log(f"  triton.autotune(HAND_CONFIGS) first tune {hand['first_tune_s']:.2f}s "
-                f"({hand['n_configs']} configs, {hand['cubins_in_fresh_cache']} cubins): {hand['label']}")
+            try:
+                hand = self.first_tune_stock(prob, fx.HAND_CONFIGS, "hand")
+                log(f"  triton.autotune(HAND_CONFIGS) first tune {hand['first_tune_s']:.2f}s "
+                    f"({hand['n_configs']} configs, {hand['cubins_in_fresh_cache']} cubins): {hand['label']}")
+            except Exception as exc:  # noqa: BLE001
+                hand = {"error": describe_exc(exc), "traceback": traceback.format_exc()[-2000:], "_best": None,
+                        "_ranked": []}
+                log(f"  triton.autotune(HAND_CONFIGS) FAILED: {hand['error']}")
             # (c) exhaustive
             space = exhaustive_space(spec, prob.args, self.opts.dry_run, include_heavy=self.opts.include_heavy)
             share = self._share(weight, weight_left, fixed_left)
@@ -1122,11 +1132,14 @@ class Bench:
                     + ("(nothing to estimate)" if est is None else f"{est:.1f}s"))
             # final interleaved re-timing
             top = self.opts.retime_top
-            groups = {
-                "tiletune": [tt["_best"]] + [c for c in tt["_ranked"] if config_sig(c) != config_sig(tt["_best"])][: top - 1],
-                "hand": [hand["_best"]] + [c for c in hand["_ranked"] if config_sig(c) != config_sig(hand["_best"])][: top - 1],
-                "exhaustive": ok_cfgs[:top],
-            }
+
+            def top_of(info: dict) -> list:
+                pick = info.get("_best")
+                if pick is None:
+                    return []
+                return [pick] + [c for c in info["_ranked"] if config_sig(c) != config_sig(pick)][: top - 1]
+
+            groups = {"tiletune": top_of(tt), "hand": top_of(hand), "exhaustive": ok_cfgs[:top]}
             rt = self.retime(prob, groups, with_torch=True)
             tim, invalid = rt["timings"], rt["invalid"]
 
@@ -1134,7 +1147,7 @@ class Bench:
                 return (tim.get(config_sig(c)) or {}).get("ms")
 
             def method(label: str, info: dict, cfgs: list) -> dict:
-                pick = info["_best"] if info else None
+                pick = info.get("_best")
                 out = {k: v for k, v in (info or {}).items() if not k.startswith("_")}
                 if pick is not None:
                     s = config_sig(pick)
@@ -1379,8 +1392,11 @@ def summarize(results: dict) -> dict:
         sph = [r["ratios"]["first_tune_speedup_vs_hand"] for r in pairs]
         g_te, g_th, g_sp = geomean(te), geomean(th), geomean(sp)
         n_meas = sum(1 for r in pairs if r["ratios"].get("first_tune_exhaustive_measured"))
-        invalid = [f"{r['fixture']} {shape_key(r['shape'])}" for r in pairs
-                   if not (r.get("tiletune") or {}).get("valid", True)]
+        invalid = [f"{r['fixture']} {shape_key(r['shape'])}" + (
+                   f" (tuning failed: {(r.get('tiletune') or {}).get('error')})"
+                   if (r.get("tiletune") or {}).get("error") else "")
+                   for r in pairs
+                   if not (r.get("tiletune") or {}).get("valid", True) or (r.get("tiletune") or {}).get("error")]
         incomplete = [f"{r['fixture']} {shape_key(r['shape'])}" for r in pairs
                       if not (r.get("exhaustive") or {}).get("complete", False)]
         est_err = [((r.get("exhaustive") or {}).get("first_tune") or {}) for r in pairs]
@@ -1537,7 +1553,8 @@ def render_markdown(results: dict) -> str:
                 f"- geomean tiletune / torch: {_fmt(t.get('geomean_tiletune_over_torch'), 3)}",
             ]
             if t.get("tiletune_pick_invalid"):
-                lines.append(f"- tiletune picked a config that failed validation: {', '.join(t['tiletune_pick_invalid'])}")
+                lines.append("- tiletune failed, or picked a config that failed validation: "
+                             + ", ".join(t["tiletune_pick_invalid"]))
             if t.get("exhaustive_incomplete"):
                 lines.append(f"- exhaustive search stopped early (budget) for: {', '.join(t['exhaustive_incomplete'])}")
         lines += ["", "### Picks and exhaustive spaces", "", f"Exhaustive grids: {results.get('exhaustive_rules', '')}", ""]
