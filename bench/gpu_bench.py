@@ -1035,7 +1035,7 @@ class Bench:
         space = exhaustive_space(spec, prob.args, self.opts.dry_run, include_heavy=self.opts.include_heavy)
         # the headline number: most of the run (its compiles serve the matmul tune pairs too)
         avail = self.left() - fixed_left
-        share = max(self._share(weight=2.0, weight_left=weight_left, fixed_left=fixed_left), 0.6 * avail)
+        share = max(self._share(weight=2.0, weight_left=weight_left, fixed_left=fixed_left), 0.75 * avail)
         exh = self.exhaustive(prob, space, time.perf_counter() + share)
         rec["exhaustive"] = _public_exh(exh)
         # final: top of each, interleaved
