@@ -203,3 +203,20 @@ def test_failing_benchmark_method_choice_is_reported_before_launching():
     tuned = tiletune.autotune(configs=CONFIGS, key=["n"], bench_method="nonsense")(_copy)
     with pytest.raises(TuningError, match="unknown bench_method"):
         _launch(tuned)
+
+
+def test_before_hook_runs_ahead_of_every_call_outside_the_timed_region():
+    events = []
+
+    def before():
+        events.append("before")
+        time.sleep(0.02)  # would dominate the time if it were timed
+
+    def fn():
+        events.append("call")
+
+    ms = bench.bench_counts(fn, 2, 3, before=before)
+    assert events == ["before", "call"] * 5 and ms < 10
+    events.clear()
+    ms = bench.bench_wall(fn, warmup=0, rep=0, before=before)
+    assert events == ["before", "call"] and ms < 10

@@ -569,7 +569,8 @@ class Autotuner(_TritonAutotuner):
             return None
         return config
 
-    def _store(self, disk_key: str, target_name: str, config: Config, extra: Optional[Mapping[str, Any]] = None) -> None:
+    def _store(self, disk_key: str, target_name: str, config: Config,
+               extra: Optional[Mapping[str, Any]] = None) -> None:
         timings = {}
         for cfg, t in self.configs_timings.items():
             v = t[0] if isinstance(t, (list, tuple)) else t

@@ -18,6 +18,10 @@ wall       ``time.perf_counter`` around the call, with a device synchronize.
            The default under ``TRITON_INTERPRET=1`` (do_bench needs a driver).
 ========== ===================================================================
 
+:func:`bench_counts` is ``wall`` with call counts instead of ms budgets
+(the function tuner's ``warmup``/``rep``); both take ``before=``, run ahead
+of every call outside the timed region (restoring arguments).
+
 :func:`resolve_method` picks one from ``bench_method=``, then
 ``TRITON_BENCH_METHOD``, then the default above.  :func:`retime_interleaved`
 re-measures the leading candidates in turns (A B C A B C ...) so that drift
@@ -44,6 +48,7 @@ __all__ = [
     "bench_profiler",
     "bench_npu",
     "bench_wall",
+    "bench_counts",
     "call_user_do_bench",
     "retime_interleaved",
 ]
@@ -67,14 +72,19 @@ def interpreting() -> bool:
 
 
 def _synchronize() -> None:
-    """Wait for the device, if there is one (nothing to wait for under the interpreter)."""
+    """Wait for the device, if one is in use (nothing to wait for under the interpreter).
+
+    CUDA is synchronised only once torch has initialised it: a process that
+    never touched the GPU has no GPU work to wait for, and is not made to
+    initialise CUDA here.
+    """
     if interpreting():
         return
     try:
         import torch
     except ImportError:  # pragma: no cover
         return
-    if torch.cuda.is_available():
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
         torch.cuda.synchronize()
         return
     npu = getattr(torch, "npu", None)
@@ -99,7 +109,31 @@ def _reps(estimate_ms: float, budget_ms: float, cap: int = 1000) -> int:
 # ---------------------------------------------------------------- methods
 
 
-def bench_wall(fn: Callable[[], Any], *, warmup: Optional[float] = None, rep: Optional[float] = None) -> float:
+def _timed_calls(fn: Callable[[], Any], n: int, before: Optional[Callable[[], Any]]) -> list:
+    """Wall times (ms, device synchronised) of ``n`` calls; ``before()`` runs ahead of each, untimed."""
+    times = []
+    for _ in range(n):
+        if before is not None:
+            before()
+            _synchronize()
+        t0 = time.perf_counter()
+        fn()
+        _synchronize()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return times
+
+
+def _untimed_calls(fn: Callable[[], Any], n: int, before: Optional[Callable[[], Any]]) -> None:
+    for _ in range(n):
+        if before is not None:
+            before()
+        fn()
+    if n:
+        _synchronize()
+
+
+def bench_wall(fn: Callable[[], Any], *, warmup: Optional[float] = None, rep: Optional[float] = None,
+               before: Optional[Callable[[], Any]] = None) -> float:
     """Median wall time (perf_counter, device synchronised) of ``fn()`` in ms.
 
     ``warmup``/``rep`` are time budgets in ms as in ``do_bench``: the first
@@ -108,31 +142,30 @@ def bench_wall(fn: Callable[[], Any], *, warmup: Optional[float] = None, rep: Op
     no room for even one more call, the estimating call is the measurement.
     Defaults: 25 ms / 100 ms; under the interpreter 0 / 0 (one call per
     measurement: an interpreted launch takes tens of ms or more, and its time
-    only ranks candidates for the tests).
+    only ranks candidates for the tests).  ``before()`` runs ahead of every
+    call, outside the timed region.
     """
     interp = interpreting()
     warmup = (0.0 if interp else 25.0) if warmup is None else float(warmup)
     rep = (0.0 if interp else 100.0) if rep is None else float(rep)
     _synchronize()
-    t0 = time.perf_counter()
-    fn()
-    _synchronize()
-    estimate = (time.perf_counter() - t0) * 1e3
-    n_warm = _fit(estimate, warmup, cap=100)
-    for _ in range(n_warm):
-        fn()
-    if n_warm:
-        _synchronize()
+    (estimate,) = _timed_calls(fn, 1, before)
+    _untimed_calls(fn, _fit(estimate, warmup, cap=100), before)
     n_rep = _fit(estimate, rep, cap=1000)
     if n_rep == 0:
         return estimate
-    times = []
-    for _ in range(n_rep):
-        t0 = time.perf_counter()
-        fn()
-        _synchronize()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return _median(times)
+    return _median(_timed_calls(fn, n_rep, before))
+
+
+def bench_counts(fn: Callable[[], Any], warmup: int, rep: int, *, before: Optional[Callable[[], Any]] = None) -> float:
+    """Median wall time (ms, device synchronised) of ``rep`` timed calls after ``warmup`` untimed ones.
+
+    The function tuner's measurement (counts, not ms budgets); at least one
+    timed call.  ``before()`` runs ahead of every call, outside the timed region.
+    """
+    _untimed_calls(fn, max(0, int(warmup)), before)
+    _synchronize()
+    return _median(_timed_calls(fn, max(1, int(rep)), before))
 
 
 def _fit(estimate_ms: float, budget_ms: float, cap: int) -> int:

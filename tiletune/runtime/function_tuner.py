@@ -17,7 +17,6 @@ import inspect
 import json
 import logging
 import os
-import statistics
 import threading
 import time
 import types
@@ -39,45 +38,18 @@ def _print_autotuning() -> bool:
     return os.environ.get("TRITON_PRINT_AUTOTUNING", "").strip().lower() in _TRUE
 
 
-def _synchronize() -> None:
-    """Wait for the device when one is in use (CUDA initialised, or torch_npu loaded)."""
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - torch is a dependency
-        return
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        torch.cuda.synchronize()
-    npu = getattr(torch, "npu", None)
-    if npu is not None:
-        try:
-            if npu.is_available():
-                npu.synchronize()
-        except Exception:
-            pass
-
-
 def _time_function(
     call: Callable[[], Any], warmup: int, rep: int, before: Optional[Callable[[], None]] = None
 ) -> float:
     """Median wall-clock time (ms) of ``call()`` over ``rep`` timed calls after ``warmup`` untimed ones.
 
     ``before()`` runs ahead of every call, outside the timed region (restoring
-    arguments).  The device is synchronised around each timed call.
+    arguments).  The device is synchronised around each timed call.  The
+    shared benchmark layer's :func:`tiletune.runtime.bench.bench_counts`.
     """
-    for _ in range(max(0, int(warmup))):
-        if before is not None:
-            before()
-        call()
-    samples = []
-    for _ in range(max(1, int(rep))):
-        if before is not None:
-            before()
-        _synchronize()
-        t0 = time.perf_counter()
-        call()
-        _synchronize()
-        samples.append((time.perf_counter() - t0) * 1e3)
-    return float(statistics.median(samples))
+    from tiletune.runtime import bench
+
+    return bench.bench_counts(call, warmup, rep, before=before)
 
 
 def _function_source(fn: Callable[..., Any]) -> str:
