@@ -206,6 +206,8 @@ def test_failing_benchmark_method_choice_is_reported_before_launching():
 
 
 def test_before_hook_runs_ahead_of_every_call_outside_the_timed_region():
+    import time
+
     events = []
 
     def before():
