@@ -95,7 +95,7 @@ def inputs():
 
 
 def test_two_tiletune_kernels_settle_in_context_and_results_are_right():
-    rec = Recorder(sleeps={("add", 32): 25, ("add", 64): 2, ("add", 128): 25, ("soft", 64): 25, ("soft", 128): 2})
+    rec = Recorder(sleeps={("add", 32): 40, ("add", 64): 2, ("add", 128): 40, ("soft", 64): 40, ("soft", 128): 2})
     add = tiletune.autotune(configs=rec.configs("BLOCK_SIZE", [32, 64, 128], "add"), key=["n_elements"])(VA.KERNEL)
     soft = tiletune.autotune(configs=rec.configs("BLOCK_SIZE", [64, 128], "soft"), key=["n_cols"])(SM.KERNEL)
     step = make_function(add, soft)
@@ -194,7 +194,7 @@ def test_nothing_to_tune_runs_once():
 
 def test_ranks_settle_on_the_same_configs(tmp_path):
     # rank 0 alone would pick 32, rank 1 alone 64; the slowest rank's medians make 128 the winner
-    sleeps = {"0": {"32": 2, "64": 60, "128": 30}, "1": {"32": 60, "64": 2, "128": 30}}
+    sleeps = {"0": {"32": 2, "64": 90, "128": 45}, "1": {"32": 90, "64": 2, "128": 45}}
     opts = {"cache_dir": str(tmp_path / "cache"), "sleep_ms": sleeps}
     results = run_ranks(WORKER, tmp_path, "contextual", 2, opts, timeout=90, cwd=tmp_path)
     for r, res in enumerate(results):

@@ -46,7 +46,7 @@ def local_favourite(log: dict) -> int:
 
 def test_explicit_configs_ranks_with_different_timings_agree(tmp_path):
     # rank 0 alone would pick 64, rank 1 alone 128; the slowest rank's times make 512 the winner
-    sleeps = {"0": {"64": 5, "128": 70, "256": 70, "512": 35}, "1": {"64": 70, "128": 5, "256": 70, "512": 35}}
+    sleeps = {"0": {"64": 5, "128": 100, "256": 100, "512": 50}, "1": {"64": 100, "128": 5, "256": 100, "512": 50}}
     bench = {"0": {"64": 1, "128": 9, "256": 9, "512": 5}, "1": {"64": 9, "128": 1, "256": 9, "512": 5}}
     opts = {
         "configs": BLOCKS, "n": 512,
@@ -102,7 +102,7 @@ def test_sharded_tuning_splits_candidates_and_all_ranks_adopt_one_winner(tmp_pat
         "steps": [
             {"bench_ms": {"all": {"64": 4, "128": 3, "256": 1, "512": 2}}, "cache_dir": str(tmp_path / "a")},
             # wall clock: each rank times its share, then re-times the leading three
-            {"sleep_ms": {"all": {"64": 60, "128": 45, "256": 5, "512": 30}}, "cache_dir": str(tmp_path / "b")},
+            {"sleep_ms": {"all": {"64": 120, "128": 90, "256": 5, "512": 50}}, "cache_dir": str(tmp_path / "b")},
         ],
     }
     benched, wall = run(tmp_path, opts)

@@ -51,6 +51,7 @@ import os
 import statistics
 import threading
 import time
+import types
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -124,11 +125,10 @@ class _Timer:
     """Times single launches: CUDA events resolved after the run, or wall clock with a synchronise."""
 
     def __init__(self) -> None:
-        self.events = _use_cuda_events()
         self.pending: List[Tuple[Any, Any, Callable[[float], None]]] = []
 
     def time(self, launch: Callable[[], Any], record: Callable[[float], None]) -> Any:
-        if self.events:
+        if _use_cuda_events():  # checked per launch: the function may be what initialises CUDA
             import torch
 
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -500,6 +500,10 @@ class ContextualTuner:
 
     def __repr__(self) -> str:
         return f"<tiletune.contextual_autotune {self.name}>"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """Support decorating methods: bind ``obj`` as the first argument."""
+        return self if obj is None else types.MethodType(self, obj)
 
     def _group(self) -> Any:
         if not self.is_dist:
