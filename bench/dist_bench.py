@@ -314,7 +314,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "--worker":
         worker(argv[1:])
-        return 0
+        # Skip interpreter finalisation: torch's gloo can abort at exit ("terminate called without an
+        # active exception") after the work is done and the result written.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results", help="directory for the JSON and md")
     ap.add_argument("--world", type=int, default=2, help="ranks (GPUs)")

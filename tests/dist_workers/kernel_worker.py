@@ -262,3 +262,8 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    # Skip interpreter finalisation: with torch 2.13's gloo it sometimes aborts at exit
+    # ("terminate called without an active exception", no Python frame) after all work is done.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
