@@ -14,7 +14,6 @@ import json
 import os
 import sys
 import time
-import traceback
 from pathlib import Path
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -247,23 +246,7 @@ def scenario_contextual(pg):
 SCENARIOS = {"tune": scenario_tune, "contextual": scenario_contextual}
 
 
-def main() -> None:
-    scenario, rank, world = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    init_file, out_dir = sys.argv[4], sys.argv[5]
-    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
-    pg = dist.group.WORLD
-    try:
-        out = SCENARIOS[scenario](pg)
-    except Exception as exc:
-        out = {"error": type(exc).__name__, "message": str(exc), "traceback": traceback.format_exc()}
-    Path(out_dir, f"rank{rank}.json").write_text(json.dumps(out, indent=1))
-    dist.destroy_process_group()
-
-
 if __name__ == "__main__":
-    main()
-    # Skip interpreter finalisation: with torch 2.13's gloo it sometimes aborts at exit
-    # ("terminate called without an active exception", no Python frame) after all work is done.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+    from rank import run_rank
+
+    run_rank(SCENARIOS)

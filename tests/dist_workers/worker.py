@@ -13,7 +13,6 @@ import json
 import os
 import sys
 import time
-import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -197,18 +196,7 @@ def scenario_primitives_and_subgroup(pg):
 SCENARIOS = {"tune": scenario_tune, "primitives": scenario_primitives_and_subgroup}
 
 
-def main() -> None:
-    scenario, rank, world = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    init_file, out_dir = sys.argv[4], sys.argv[5]
-    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
-    pg = dist.group.WORLD
-    try:
-        out = SCENARIOS[scenario](pg)
-    except Exception as exc:
-        out = {"error": type(exc).__name__, "message": str(exc), "traceback": traceback.format_exc()}
-    Path(out_dir, f"rank{rank}.json").write_text(json.dumps(out, indent=1))
-    dist.destroy_process_group()
-
-
 if __name__ == "__main__":
-    main()
+    from rank import run_rank
+
+    run_rank(SCENARIOS)
