@@ -474,3 +474,36 @@ def test_matmul_fixture_keeps_the_wide_tile_for_a_skinny_problem():
     tiles = {(c.kwargs["BLOCK_SIZE_M"], c.kwargs["BLOCK_SIZE_N"]) for c in res.candidates}
     assert (128, 256) in tiles or (256, 128) in tiles
     assert len({tuple(c.kwargs.values()) for c in res.candidates}) >= 6  # variety
+
+
+def test_few_programs_prefer_more_programs_sum_axis():
+    """sum_axis M=64, N=1e6: BLOCK_M rows per program gives 64 / BLOCK_M programs on 132 SMs.
+    One SM pulls only a few times its share of DRAM bandwidth, so BLOCK_M=1 (64 programs)
+    must lead; the narrow out_ptr store (1 row sum per program) must not remove it."""
+    spec, shapes, dtypes, fixed = fixture_problem("sum_axis", {"M": 64, "N": 1_000_000})
+    res = synthesize(spec, shapes, dtypes, "h100", fixed=fixed)
+    assert res.candidates[0].kwargs["BLOCK_M"] == 1
+    assert sum(c.kwargs["BLOCK_M"] == 1 for c in res.candidates) >= 3
+    # 16 programs (BLOCK_M=4) predicted well above 64 programs at the same BLOCK_N
+    by = {(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps, c.num_stages): c.cost for c in
+          synthesize(spec, shapes, dtypes, "h100", fixed=fixed, top_k=100000).candidates}
+    assert by[(4, 8192, 16, 1)] > 2.5 * by[(1, 8192, 16, 1)]
+
+
+@pytest.mark.parametrize("shape", [
+    {"Z": 4, "H": 32, "N_CTX": 4096, "HEAD_DIM": 64, "CAUSAL": 0},
+    {"Z": 4, "H": 32, "N_CTX": 2048, "HEAD_DIM": 128, "CAUSAL": 1},
+    {"Z": 16, "H": 16, "N_CTX": 1000, "HEAD_DIM": 64, "CAUSAL": 1},
+])
+def test_attention_keeps_the_tutorial_tiles(shape):
+    """The score (BLOCK_M x BLOCK_N) and output (BLOCK_M x HEAD_DIM) fp32 accumulators are
+    register resident together: large BLOCK_M spills, so 64/128 x 32/64 must be in the list."""
+    spec, shapes, dtypes, fixed = fixture_problem("flash_attention", shape)
+    res = synthesize(spec, shapes, dtypes, "h100", fixed=fixed)
+    tiles = {(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]) for c in res.candidates}
+    assert (64, 64) in tiles or (64, 32) in tiles
+    assert (128, 64) in tiles or (128, 32) in tiles
+    # fp32 accumulators per thread above half of the 255 registers are penalised
+    for c in res.candidates:
+        acc_regs = (c.kwargs["BLOCK_M"] * (c.kwargs["BLOCK_N"] + shapes["HEAD_DIM"])) / (c.num_warps * 32)
+        assert (c.cost_terms["register_factor"] > 1.0) == (acc_regs > 127.5)

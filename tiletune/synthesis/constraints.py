@@ -661,8 +661,13 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
                     unit="elements",
                 )
             )
-        # alignment of the contiguous dimension
-        if cd is not None and 0 <= cd < len(dims) and dims[cd].symbols() & names and dt is not None:
+        # alignment of the contiguous dimension.  On NVIDIA it is a preference (soft); when the
+        # kernel streams its data through a loop, an access outside the loop (a per-program
+        # store of BLOCK_M row sums, a scale vector loaded once) moves a negligible share of the
+        # bytes: its width is left to the cost's transaction factor instead of removing narrow
+        # parallel tiles (BLOCK_M = 1 row per program) that can be the fastest.
+        minor = t.is_nvidia and not a.in_loop and any(x.in_loop and x.kind == "load" for x in spec.accesses)
+        if cd is not None and 0 <= cd < len(dims) and dims[cd].symbols() & names and dt is not None and not minor:
             d = dims[cd]
             bt = _bound_tile(space, a.shape[cd])
             who = a.pointer or a.node

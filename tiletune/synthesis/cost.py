@@ -29,20 +29,27 @@ cores for kernels with ``tl.dot``, vector cores otherwise):
     fewer than 4 warps), else 1.
 ``roofline = max(t_memory, t_compute)``
 ``waves = ceil(P / C) / (P / C)``
-    wave quantisation; below one wave it is ``C / P`` (idle cores).
+    wave quantisation from one wave on, on the whole roofline.  Below one wave
+    ``t_compute`` is scaled by ``C / P`` (idle cores) but ``t_memory`` only by
+    ``max(1, C / (P x SM_BW_SHARE))``: one SM can pull several times its fair
+    share of DRAM bandwidth.
 ``stage``
     1.35 / 1.1 / 1.0 for ``num_stages`` 1 / 2 / >= 3 when a ``tl.dot`` is in
     a loop (no overlap of loads and MMA), 1.1 for ``num_stages = 1`` in loops
     of loads only; on Ascend 1.2 without multibuffer for loops of loads.
 ``warps``
-    ``1 + w |log2(num_warps / ideal)|``; ``ideal`` = accumulator elements /
-    4096 (1..8) with dots, else largest tile / 256 (1..16); w = 0.15.
+    ``1 + w |log2(num_warps / ideal)|``; ``ideal`` = the sum of the dots'
+    accumulator elements / 4096 (4..8 on sm_90, 1..8 elsewhere) with dots, else
+    largest tile / 256 (1..16); w = 0.15.
+``registers``
+    dots on NVIDIA: ``1 + 2 max(0, acc_regs / 255 - 0.5)`` with ``acc_regs`` the
+    fp32 accumulator registers per thread of all dots (spills past half the file).
 ``overhead = ceil(P / (C x resident)) x (t_wave + trips x t_iter)``
     a prologue/epilogue latency per resident wave (1 us NVIDIA, 2 us Ascend)
     and a fixed cost per loop iteration (50 ns NVIDIA, 200 ns Ascend) --
     this is what makes a tiny ``BLOCK_K`` over a long ``K`` lose.
 
-``cost = roofline x waves x stage x warps + overhead`` seconds.  ``resident``
+``cost = roofline(with waves) x stage x warps x registers + overhead`` seconds.  ``resident``
 (programs per SM at once) follows CUDA's occupancy rules from the thread,
 register (estimated from ``live_bytes`` less what is staged in shared memory), shared-memory and block limits; it
 is 1 on Ascend.
@@ -70,6 +77,12 @@ LATENCY_S = {"nvidia": 0.7e-6, "ascend": 1.0e-6}  # DRAM latency to cover (Littl
 WAVE_S = {"nvidia": 1.0e-6, "ascend": 2.0e-6}  # per resident wave of programs
 ITER_S = {"nvidia": 50e-9, "ascend": 200e-9}  # fixed cost of one loop iteration (barrier, address update)
 LINE_BYTES = {"nvidia": 128, "ascend": 512}
+# How many times its fair share of DRAM bandwidth (bandwidth / cores) one core can pull when
+# few programs run.  H100 (sum_axis, M=64 rows, fp32): 2 to 16 busy SMs moved 50-90 GB/s
+# each against a fair share of 23 GB/s; 64 SMs reached ~0.76 of the copy bandwidth.
+SM_BW_SHARE = 2.5
+REG_PRESSURE = 0.5  # share of the 255 registers per thread the dot accumulators may take (128x256 fp32 on 8 warps: 128)
+REG_SPILL_WEIGHT = 2.0  # slowdown per unit of excess (192 accumulator registers -> x1.5)
 
 
 def _arr(model: Model, e, env: dict, n: int) -> np.ndarray:
@@ -154,6 +167,17 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
     else:
         regs = np.zeros(n)
         resident = one.copy()
+    # Register pressure of dot kernels: the fp32 accumulators of every tl.dot (a matmul's C;
+    # attention's score tile BLOCK_M x BLOCK_N and its output BLOCK_M x HEAD_DIM, live together)
+    # stay in registers for the whole loop.  They need company (operand fragments, the fp16
+    # copy of the scores, addresses, masks), so past REG_PRESSURE of a thread's 255 registers
+    # ptxas spills or serialises; the slowdown grows with the excess.  (The live-tile estimate
+    # is too rough for this: pointer tiles make it pessimistic for plain matmuls.)
+    reg_f = one.copy()
+    if t.is_nvidia and has_dots and "accumulator_bytes" in model.footprint:
+        acc_regs = _arr(model, model.footprint["accumulator_bytes"], env, n) / (warps * t.warp_size * 4)
+        pressure = acc_regs / float(t.max_registers_per_thread or 255)
+        reg_f = 1.0 + REG_SPILL_WEIGHT * np.maximum(0.0, pressure - REG_PRESSURE)
 
     # --- memory time with latency efficiency ---
     need_in_flight = t.bandwidth * LATENCY_S[fam]
@@ -163,8 +187,17 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
     l2 = t.l2_bandwidth or 2.5 * t.bandwidth
     t_memory = np.maximum(unique_bytes / t.bandwidth, total_bytes / l2) * tx / eff_lat
 
-    roofline = np.maximum(t_memory, t_compute)
-    waves_f = np.ceil(programs / cores) / (programs / cores)
+    # Wave quantisation.  From one full wave on, the last partial wave costs a whole wave.
+    # Below one wave (P < C) the cores without a program idle, but the two halves of the
+    # roofline do not suffer alike: a core's math units are its own (compute time scales by
+    # C / P), whereas one SM can pull several times its fair share of DRAM bandwidth
+    # (bandwidth / C), so P programs reach min(1, P x share / C) of the bandwidth.
+    full = programs >= cores
+    waves_f = np.where(full, np.ceil(programs / cores) / (programs / cores), cores / programs)
+    mem_f = np.where(full, waves_f, np.maximum(1.0, cores / (programs * SM_BW_SHARE)))
+    roofline = np.maximum(t_memory * mem_f, t_compute * waves_f)
+    # reported: the factor the roofline actually got
+    waves_f = roofline / np.maximum(np.maximum(t_memory, t_compute), 1e-30)
 
     # --- stages ---
     loads_in_loop = any(a.in_loop and a.kind == "load" for a in model.accesses)
@@ -182,8 +215,10 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
     warp_f = one.copy()
     if t.is_nvidia:
         if has_dots:
-            acc = np.maximum.reduce([_arr(model, d.mn, env, n) for d in model.dots])
-            ideal = np.clip(acc / 4096.0, 1, 8)
+            # the accumulators of a chain of dots (attention: scores and output) are live together
+            acc = np.add.reduce([_arr(model, d.mn, env, n) for d in model.dots])
+            lo_w = 4 if (t.arch or 0) >= 90 else 1  # wgmma needs a warpgroup
+            ideal = np.clip(acc / 4096.0, lo_w, 8)
             warp_f = 1.0 + 0.15 * np.abs(np.log2(warps / ideal))
         else:
             big = _arr(model, model.max_tile_numel, env, n)
@@ -197,7 +232,8 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
         if at.in_loop:
             trips = np.maximum(trips, _arr(model, at.trips, env, n))
     overhead = resident_waves * (WAVE_S[fam] + trips * ITER_S[fam])
-    cost = roofline * waves_f * stage_f * warp_f + overhead
+    slow = stage_f * warp_f * reg_f
+    cost = roofline * slow + overhead
     return {
         "cost": cost,
         "programs": programs,
@@ -212,6 +248,7 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
         "waves_factor": waves_f,
         "stage_factor": stage_f,
         "warp_factor": warp_f,
+        "register_factor": reg_f,
         "resident": resident,
         "overhead": overhead,
         "regs_per_thread": regs,
