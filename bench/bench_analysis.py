@@ -26,24 +26,28 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=30)
     args = parser.parse_args()
-    rows = []
-    for path in sorted((ROOT / "fixtures").glob("*.py")):
-        if path.name.startswith("_"):
-            continue
-        text = path.read_text()
-        analyze_source(text, str(path))  # warm imports
-        times = []
-        for _ in range(args.repeat):
+    texts = {
+        path.stem: (path.read_text(), str(path))
+        for path in sorted((ROOT / "fixtures").glob("*.py"))
+        if not path.name.startswith("_")
+    }
+    kernels = {name: len(analyze_source(text, file).kernels) for name, (text, file) in texts.items()}  # warm up
+    times: dict[str, list[float]] = {name: [] for name in texts}
+    # Round-robin over the fixtures, so a slow spell of the machine is shared by all.
+    for _ in range(args.repeat):
+        for name, (text, file) in texts.items():
             t0 = time.perf_counter()
-            spec = analyze_source(text, str(path))
-            times.append((time.perf_counter() - t0) * 1e3)
-        times.sort()
+            analyze_source(text, file)
+            times[name].append((time.perf_counter() - t0) * 1e3)
+    rows = []
+    for name, ts in times.items():
+        ts.sort()
         rows.append(
             {
-                "fixture": path.stem,
-                "kernels": len(spec.kernels),
-                "median_ms": round(statistics.median(times), 2),
-                "p90_ms": round(times[int(0.9 * (len(times) - 1))], 2),
+                "fixture": name,
+                "kernels": kernels[name],
+                "median_ms": round(statistics.median(ts), 2),
+                "p90_ms": round(ts[int(0.9 * (len(ts) - 1))], 2),
             }
         )
     out = {"machine": platform.processor() or platform.machine(), "python": platform.python_version(), "rows": rows}
