@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +16,7 @@ import pytest
 from tiletune.errors import TuningError
 from tiletune.runtime import distributed as dd
 from tiletune.runtime.cache import environment_fingerprint, read_cache_file
+from tests.dist_workers import launch
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKER = ROOT / "tests" / "dist_workers" / "worker.py"
@@ -28,38 +25,7 @@ TIMEOUT_S = 60
 
 def run_ranks(tmp_path: Path, scenario: str, world: int, opts: dict, tag: str = "run") -> list:
     """Run ``world`` ranks of ``scenario``; return each rank's JSON (fails on a hang or a crash)."""
-    out = tmp_path / tag
-    out.mkdir()
-    init = tmp_path / f"{tag}.init"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TILETUNE_", "TRITON_DIST_"))}
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env["OMP_NUM_THREADS"] = "1"
-    procs = [
-        subprocess.Popen(
-            [sys.executable, str(WORKER), scenario, str(r), str(world), str(init), str(out), json.dumps(opts)],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )
-        for r in range(world)
-    ]
-    deadline = time.monotonic() + TIMEOUT_S
-    logs = []
-    try:
-        for p in procs:
-            try:
-                logs.append(p.communicate(timeout=max(1.0, deadline - time.monotonic()))[0])
-            except subprocess.TimeoutExpired:
-                pytest.fail(f"{scenario}: a rank did not finish in {TIMEOUT_S} s (hang?)")
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    results = []
-    for r, p in enumerate(procs):
-        path = out / f"rank{r}.json"
-        assert p.returncode == 0 and path.exists(), f"rank {r} crashed (rc={p.returncode}):\n{logs[r]}"
-        results.append(json.loads(path.read_text()))
-    return results
+    return launch.run_ranks(WORKER, tmp_path, scenario, world, opts, tag=tag, timeout=TIMEOUT_S)
 
 
 def no_error(results: list) -> list:
