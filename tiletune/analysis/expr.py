@@ -35,6 +35,7 @@ __all__ = [
     "esize_symbol",
     "NUM_STAGES",
     "ExprParseError",
+    "term_to_z3",
 ]
 
 NUM_STAGES = "num_stages"
@@ -158,37 +159,7 @@ class Expr:
 
     def to_z3(self, env: Mapping[str, Any]):
         """Convert to a Z3 integer term; ``env`` maps symbol names to Z3 terms or ints."""
-        import z3
-
-        op, args = self.op, self.args
-        if op == "const":
-            return z3.IntVal(args[0])
-        if op == "sym":
-            if args[0] not in env:
-                raise KeyError(args[0])
-            v = env[args[0]]
-            return z3.IntVal(v) if isinstance(v, int) else v
-        terms = [a.to_z3(env) for a in args]
-        if op == "add":
-            return z3.Sum(terms)
-        if op == "mul":
-            out = terms[0]
-            for t in terms[1:]:
-                out = out * t
-            return out
-        if op in ("max", "min"):
-            out = terms[0]
-            for t in terms[1:]:
-                out = z3.If(t > out, t, out) if op == "max" else z3.If(t < out, t, out)
-            return out
-        a, b = terms
-        if op == "sub":
-            return a - b
-        if op == "floordiv":
-            return a / b  # Z3 integer division floors for positive divisors
-        if op == "cdiv":
-            return (a + b - 1) / b
-        raise AssertionError(op)
+        return term_to_z3(self, env)
 
     # ----- text ---------------------------------------------------------
     def __str__(self) -> str:
@@ -401,3 +372,52 @@ def _from_ast(node: ast.AST, text: str) -> Expr:
         if node.func.id == "min" and args:
             return emin(*args)
     raise ExprParseError(f"unsupported construct in expression {text!r}: {ast.dump(node)[:80]}")
+
+
+def term_to_z3(t: Any, env: Mapping[str, Any]):
+    """A Z3 integer term for ``t``: an :class:`Expr`, or any term with ``op`` and ``args``
+    built from the same operations plus ``neg``, ``mod`` and ``pow`` (constant
+    non-negative exponents); ``env`` maps symbol names to Z3 terms or ints."""
+    import z3
+
+    op, args = t.op, t.args
+    if op == "const":
+        return z3.IntVal(args[0])
+    if op == "sym":
+        if args[0] not in env:
+            raise KeyError(args[0])
+        v = env[args[0]]
+        return z3.IntVal(v) if isinstance(v, int) else v
+    terms = [term_to_z3(a, env) for a in args]
+    if op == "add":
+        return z3.Sum(terms) if len(terms) > 1 else terms[0]
+    if op == "mul":
+        out = terms[0]
+        for u in terms[1:]:
+            out = out * u
+        return out
+    if op in ("max", "min"):
+        out = terms[0]
+        for u in terms[1:]:
+            out = z3.If(u > out, u, out) if op == "max" else z3.If(u < out, u, out)
+        return out
+    if op == "neg":
+        return -terms[0]
+    a, b = terms
+    if op == "sub":
+        return a - b
+    if op == "floordiv":
+        return a / b  # Z3 integer division floors for positive divisors
+    if op == "cdiv":
+        return (a + b - 1) / b
+    if op == "mod":
+        return a % b
+    if op == "pow":
+        n = args[1]
+        if n.op != "const" or n.args[0] < 0:
+            raise ValueError("only constant non-negative exponents")
+        out = z3.IntVal(1)
+        for _ in range(n.args[0]):
+            out = out * a
+        return out
+    raise ValueError(f"unknown term op {op!r}")

@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from ..analysis.expr import Expr, cdiv, const, emax, emin, product, sym
+from ..analysis.expr import term_to_z3 as to_z3  # also takes Terms (neg, mod, pow)
 from ..analysis.model import KernelSpec, Role
 from .space import MULTIBUFFER, NUM_WARPS, Space, resolve_dtype
 
@@ -186,51 +187,6 @@ def evaluate_pred(p: Pred, env: Mapping[str, Any]):
     for v in vals[1:]:
         out = np.logical_and(out, v) if op == "and" else np.logical_or(out, v)
     return out
-
-
-def to_z3(t: TermLike, env: Mapping[str, Any]):
-    """A Z3 integer term; ``env`` maps symbols to Z3 terms."""
-    import z3
-
-    op, args = t.op, t.args
-    if op == "const":
-        return z3.IntVal(args[0])
-    if op == "sym":
-        v = env[args[0]]
-        return z3.IntVal(v) if isinstance(v, int) else v
-    vals = [to_z3(a, env) for a in args]
-    if op == "add":
-        return z3.Sum(vals) if len(vals) > 1 else vals[0]
-    if op == "mul":
-        out = vals[0]
-        for v in vals[1:]:
-            out = out * v
-        return out
-    if op in ("max", "min"):
-        out = vals[0]
-        for v in vals[1:]:
-            out = z3.If(v > out, v, out) if op == "max" else z3.If(v < out, v, out)
-        return out
-    if op == "neg":
-        return -vals[0]
-    a, b = vals
-    if op == "sub":
-        return a - b
-    if op == "floordiv":
-        return a / b
-    if op == "cdiv":
-        return (a + b - 1) / b
-    if op == "mod":
-        return a % b
-    if op == "pow":
-        n = args[1]
-        if n.op != "const" or n.args[0] < 0:
-            raise ValueError("only constant non-negative exponents")
-        out = z3.IntVal(1)
-        for _ in range(n.args[0]):
-            out = out * a
-        return out
-    raise ValueError(f"unknown term op {op!r}")
 
 
 def pred_to_z3(p: Pred, env: Mapping[str, Any]):
