@@ -21,24 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import fixtures  # noqa: E402
-from tiletune.analysis import analyze_file  # noqa: E402
-from tiletune.runtime.offline_compile import describe_args  # noqa: E402
 from tiletune.synthesis import synthesize  # noqa: E402
-
-
-def problem(name: str, shape: dict, cache: dict):
-    fx = fixtures.load(name)
-    if name not in cache:
-        kname = getattr(fx.KERNEL, "__name__", None) or fx.KERNEL.fn.__name__
-        cache[name] = analyze_file(fx.__file__).kernel(kname)
-    spec = cache[name]
-    desc = describe_args(fx.make_args(shape, device="meta"))
-    dtypes = {k: v["ptr"] for k, v in desc.items() if isinstance(v, dict) and "ptr" in v}
-    ints = {k: int(v) for k, v in desc.items() if isinstance(v, (bool, int))}
-    shapes = {**{k: v for k, v in shape.items() if isinstance(v, int)}, **ints}
-    tiling = {p.name for p in spec.tiling_params}
-    fixed = {k: v for k, v in shapes.items() if k in tiling}
-    return spec, shapes, dtypes, fixed
+from tests.fixture_problems import fixture_problem  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -51,12 +35,12 @@ def main(argv=None) -> int:
     cache: dict = {}
     rows = []
     # warm up imports (z3, numpy) outside the timings
-    spec, shapes, dtypes, fixed = problem("vector_add", fixtures.load("vector_add").BENCH_SHAPES[0], cache)
+    spec, shapes, dtypes, fixed = fixture_problem("vector_add", fixtures.load("vector_add").BENCH_SHAPES[0], cache)
     synthesize(spec, shapes, dtypes, args.target, fixed=fixed)
     for name in fixtures.NAMES:
         fx = fixtures.load(name)
         for shape in fx.BENCH_SHAPES:
-            spec, shapes, dtypes, fixed = problem(name, shape, cache)
+            spec, shapes, dtypes, fixed = fixture_problem(name, shape, cache)
             times = []
             result = None
             for _ in range(args.repeat):

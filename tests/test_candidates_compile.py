@@ -15,9 +15,9 @@ import os
 import pytest
 
 import fixtures
-from tiletune.analysis import analyze_file
-from tiletune.runtime.offline_compile import CompileJob, compile_in_subprocess, describe_args
+from tiletune.runtime.offline_compile import CompileJob, compile_in_subprocess
 from tiletune.synthesis import synthesize
+from tests.fixture_problems import kernel_spec, synthesis_inputs
 
 TOP_K = int(os.environ.get("TILETUNE_COMPILE_TOP_K", "16"))
 
@@ -26,15 +26,9 @@ def _jobs():
     jobs, origin, seen = [], [], set()
     for name in fixtures.NAMES:
         fx = fixtures.load(name)
-        kname = getattr(fx.KERNEL, "__name__", None) or fx.KERNEL.fn.__name__
-        spec = analyze_file(fx.__file__).kernel(kname)
+        kname, spec = kernel_spec(fx)
         for shape in fx.BENCH_SHAPES:
-            args = describe_args(fx.make_args(shape, device="meta"))
-            dtypes = {k: v["ptr"] for k, v in args.items() if isinstance(v, dict) and "ptr" in v}
-            ints = {k: int(v) for k, v in args.items() if isinstance(v, (bool, int))}
-            shapes = {**{k: v for k, v in shape.items() if isinstance(v, int)}, **ints}
-            tiling = {p.name for p in spec.tiling_params}
-            fixed = {k: v for k, v in shapes.items() if k in tiling}
+            args, shapes, dtypes, fixed = synthesis_inputs(fx, spec, shape)
             result = synthesize(spec, shapes, dtypes, "h100", fixed=fixed, top_k=TOP_K)
             for c in result.candidates:
                 job = CompileJob(

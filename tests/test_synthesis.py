@@ -11,7 +11,7 @@ import random
 import pytest
 
 import fixtures
-from tiletune.analysis import analyze_file, analyze_source
+from tiletune.analysis import analyze_source
 from tiletune.analysis.expr import parse_expr as E
 from tiletune.analysis.model import (
     DTYPE_BYTES,
@@ -25,9 +25,9 @@ from tiletune.analysis.model import (
     Span,
 )
 from tiletune.errors import InfeasibleError, SynthesisError
-from tiletune.runtime.offline_compile import describe_args
 from tiletune.synthesis import TARGETS, check_config, get_target, required_shapes, synthesize
 from tiletune.synthesis.enumerate import enumerate_feasible
+from tests.fixture_problems import fixture_problem
 from tiletune.synthesis.space import normalize_dtype
 from tiletune.synthesis.synthesize import build
 
@@ -116,25 +116,6 @@ SM_DT = {"in_ptr": "fp32", "out_ptr": "fp32"}
 
 
 # ----- real fixtures ---------------------------------------------------------------
-_SPECS = {}
-
-
-def fixture_problem(name, shape):
-    """(spec, shapes, dtypes, fixed) for a fixture at one of its shapes."""
-    fx = fixtures.load(name)
-    if name not in _SPECS:
-        kname = getattr(fx.KERNEL, "__name__", None) or fx.KERNEL.fn.__name__
-        _SPECS[name] = analyze_file(fx.__file__).kernel(kname)
-    spec = _SPECS[name]
-    desc = describe_args(fx.make_args(shape, device="meta"))
-    dtypes = {k: v["ptr"] for k, v in desc.items() if isinstance(v, dict) and "ptr" in v}
-    ints = {k: int(v) for k, v in desc.items() if isinstance(v, (bool, int))}
-    shapes = {**{k: v for k, v in shape.items() if isinstance(v, int)}, **ints}
-    tiling = {p.name for p in spec.tiling_params}
-    fixed = {k: v for k, v in shapes.items() if k in tiling}
-    return spec, shapes, dtypes, fixed
-
-
 FIXTURE_SHAPES = [(n, i) for n in fixtures.NAMES for i in range(3)]
 
 
