@@ -370,6 +370,12 @@ class Constraint:
         if not self.symbols:
             self.symbols = pred_symbols(self.pred)
 
+    @classmethod
+    def capacity(cls, name: str, need: TermLike, limit: Union[int, TermLike], text: str, label: str, **kw) -> "Constraint":
+        """A ``capacity`` constraint ``need <= limit`` (bytes); an int ``limit`` is a constant."""
+        limit = const(limit) if isinstance(limit, int) else limit
+        return cls(name, "capacity", Pred.le(need, limit), text, label=label, need=need, limit=limit, **kw)
+
     def violation(self, env: Mapping[str, Any], target_name: str) -> str:
         """Words for a point that violates this constraint."""
         if self.need is not None and self.limit is not None:
@@ -684,17 +690,7 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
                 ("l0b", "L0B", k * n * eb, t.l0b_bytes),
             ):
                 if cap:
-                    add(
-                        Constraint(
-                            f"{cname}:dot{i}",
-                            "capacity",
-                            Pred.le(need, const(cap)),
-                            f"{label}: tl.dot operand {need} B <= {cap} B",
-                            label=label,
-                            need=need,
-                            limit=const(cap),
-                        )
-                    )
+                    add(Constraint.capacity(f"{cname}:dot{i}", need, cap, f"{label}: tl.dot operand {need} B <= {cap} B", label))
 
     # --- footprint capacities ---
     fp = spec.footprint
@@ -718,14 +714,8 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
         if "shared_bytes" in foot and t.shared_bytes:
             need = foot["shared_bytes"]
             add(
-                Constraint(
-                    "shared",
-                    "capacity",
-                    Pred.le(need, const(t.shared_bytes)),
-                    f"shared memory: {need} <= {t.shared_bytes} B per block",
-                    label="shared memory",
-                    need=need,
-                    limit=const(t.shared_bytes),
+                Constraint.capacity(
+                    "shared", need, t.shared_bytes, f"shared memory: {need} <= {t.shared_bytes} B per block", "shared memory"
                 )
             )
         if "register_bytes" in foot:
@@ -735,16 +725,14 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
             per_sm = ((t.registers_per_sm or 65536) - 1024) * 4  # less 1K registers for scalars
             limit = emin(warps * (t.warp_size * per_thread), per_sm)
             add(
-                Constraint(
+                Constraint.capacity(
                     "registers",
-                    "capacity",
-                    Pred.le(need, limit),
+                    need,
+                    limit,
                     f"registers: live tiles {need} B <= min(num_warps x {t.warp_size} threads x {per_thread} B, {per_sm} B) "
                     f"({t.max_registers_per_thread} registers per thread, {t.registers_per_sm} per SM; "
                     "an estimate: spilling still runs, so it is relaxed when nothing else fits)",
-                    label="registers (estimate)",
-                    need=need,
-                    limit=limit,
+                    "registers (estimate)",
                     check=False,
                     soft=True,
                 )
@@ -763,43 +751,26 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
             )
     else:
         has_dots = bool(dot_terms)
+
+        def stages() -> Expr:
+            """Copies of the cube operands in flight: 1 + multibuffer."""
+            return const(1) + sym(MULTIBUFFER) if MULTIBUFFER in names else const(1 + int(space.env.get(MULTIBUFFER, 0)))
+
         if "live_bytes" in foot and t.ub_bytes:
             live = foot["live_bytes"]
             if has_dots and "dot_operand_bytes" in foot:
-                stages = const(1) + sym(MULTIBUFFER) if MULTIBUFFER in names else const(1 + int(space.env.get(MULTIBUFFER, 0)))
-                vec = emax(live - foot["dot_operand_bytes"] * stages, foot.get("accumulator_bytes", const(0)))
+                vec = emax(live - foot["dot_operand_bytes"] * stages(), foot.get("accumulator_bytes", const(0)))
                 text = f"UB: vector tiles (live minus cube operands) {vec} <= {t.ub_bytes} B per vector core"
             else:
                 vec = live
                 text = f"UB: live tiles {vec} <= {t.ub_bytes} B per vector core"
-            add(Constraint("ub", "capacity", Pred.le(vec, const(t.ub_bytes)), text, label="UB", need=vec, limit=const(t.ub_bytes)))
+            add(Constraint.capacity("ub", vec, t.ub_bytes, text, "UB"))
         if has_dots and "dot_operand_bytes" in foot and t.l1_bytes:
-            stages = const(1) + sym(MULTIBUFFER) if MULTIBUFFER in names else const(1 + int(space.env.get(MULTIBUFFER, 0)))
-            need = foot["dot_operand_bytes"] * stages
-            add(
-                Constraint(
-                    "l1",
-                    "capacity",
-                    Pred.le(need, const(t.l1_bytes)),
-                    f"L1: cube operand tiles {need} <= {t.l1_bytes} B per cube core",
-                    label="L1",
-                    need=need,
-                    limit=const(t.l1_bytes),
-                )
-            )
+            need = foot["dot_operand_bytes"] * stages()
+            add(Constraint.capacity("l1", need, t.l1_bytes, f"L1: cube operand tiles {need} <= {t.l1_bytes} B per cube core", "L1"))
         if has_dots and "accumulator_bytes" in foot and t.l0c_bytes:
             need = foot["accumulator_bytes"]
-            add(
-                Constraint(
-                    "l0c",
-                    "capacity",
-                    Pred.le(need, const(t.l0c_bytes)),
-                    f"L0C: accumulators {need} <= {t.l0c_bytes} B per cube core",
-                    label="L0C",
-                    need=need,
-                    limit=const(t.l0c_bytes),
-                )
-            )
+            add(Constraint.capacity("l0c", need, t.l0c_bytes, f"L0C: accumulators {need} <= {t.l0c_bytes} B per cube core", "L0C"))
 
     # --- static asserts ---
     known = lambda n: n in names or n in space.env  # noqa: E731
