@@ -371,10 +371,13 @@ class Constraint:
             self.symbols = pred_symbols(self.pred)
 
     @classmethod
-    def capacity(cls, name: str, need: TermLike, limit: Union[int, TermLike], text: str, label: str, **kw) -> "Constraint":
-        """A ``capacity`` constraint ``need <= limit`` (bytes); an int ``limit`` is a constant."""
+    def within(
+        cls, name: str, kind: str, need: TermLike, limit: Union[int, TermLike], text: str, label: str, **kw
+    ) -> "Constraint":
+        """A resource constraint ``need <= limit`` (``capacity`` in bytes, ``numel`` in elements...);
+        an int ``limit`` is a constant."""
         limit = const(limit) if isinstance(limit, int) else limit
-        return cls(name, "capacity", Pred.le(need, limit), text, label=label, need=need, limit=limit, **kw)
+        return cls(name, kind, Pred.le(need, limit), text, label=label, need=need, limit=limit, **kw)
 
     def violation(self, env: Mapping[str, Any], target_name: str) -> str:
         """Words for a point that violates this constraint."""
@@ -612,14 +615,13 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
         access_terms.append(AccessTerm(a.kind, a.pointer, product(clipped) * esize, trips, bool(a.in_loop), contig, reuse))
         if numel.symbols() & names or (numel.is_const and numel.value > t.max_tensor_numel):
             add(
-                Constraint(
+                Constraint.within(
                     f"numel:{a.pointer or a.node}",
                     "numel",
-                    Pred.le(numel, const(t.max_tensor_numel)),
+                    numel,
+                    t.max_tensor_numel,
                     f"tile of {a.pointer or a.node} has {numel} <= {t.max_tensor_numel} elements (Triton's largest tensor)",
-                    label=f"tile of {a.pointer or a.node}",
-                    need=numel,
-                    limit=const(t.max_tensor_numel),
+                    f"tile of {a.pointer or a.node}",
                     unit="elements",
                 )
             )
@@ -661,14 +663,13 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
         for label, ne in (("A", m * k), ("B", k * n), ("C", m * n)):
             if ne.symbols() & names:
                 add(
-                    Constraint(
+                    Constraint.within(
                         f"numel:dot{i}.{label}",
                         "numel",
-                        Pred.le(ne, const(t.max_tensor_numel)),
+                        ne,
+                        t.max_tensor_numel,
                         f"tl.dot {label} tile {ne} <= {t.max_tensor_numel} elements (Triton's largest tensor)",
-                        label=f"tl.dot {label} tile",
-                        need=ne,
-                        limit=const(t.max_tensor_numel),
+                        f"tl.dot {label} tile",
                         unit="elements",
                     )
                 )
@@ -690,7 +691,8 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
                 ("l0b", "L0B", k * n * eb, t.l0b_bytes),
             ):
                 if cap:
-                    add(Constraint.capacity(f"{cname}:dot{i}", need, cap, f"{label}: tl.dot operand {need} B <= {cap} B", label))
+                    text = f"{label}: tl.dot operand {need} B <= {cap} B"
+                    add(Constraint.within(f"{cname}:dot{i}", "capacity", need, cap, text, label))
 
     # --- footprint capacities ---
     fp = spec.footprint
@@ -713,11 +715,8 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
     if t.is_nvidia:
         if "shared_bytes" in foot and t.shared_bytes:
             need = foot["shared_bytes"]
-            add(
-                Constraint.capacity(
-                    "shared", need, t.shared_bytes, f"shared memory: {need} <= {t.shared_bytes} B per block", "shared memory"
-                )
-            )
+            text = f"shared memory: {need} <= {t.shared_bytes} B per block"
+            add(Constraint.within("shared", "capacity", need, t.shared_bytes, text, "shared memory"))
         if "register_bytes" in foot:
             need = foot["register_bytes"]
             per_thread = _reg_budget_bytes(t)
@@ -725,8 +724,9 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
             per_sm = ((t.registers_per_sm or 65536) - 1024) * 4  # less 1K registers for scalars
             limit = emin(warps * (t.warp_size * per_thread), per_sm)
             add(
-                Constraint.capacity(
+                Constraint.within(
                     "registers",
+                    "capacity",
                     need,
                     limit,
                     f"registers: live tiles {need} B <= min(num_warps x {t.warp_size} threads x {per_thread} B, {per_sm} B) "
@@ -764,13 +764,15 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
             else:
                 vec = live
                 text = f"UB: live tiles {vec} <= {t.ub_bytes} B per vector core"
-            add(Constraint.capacity("ub", vec, t.ub_bytes, text, "UB"))
+            add(Constraint.within("ub", "capacity", vec, t.ub_bytes, text, "UB"))
         if has_dots and "dot_operand_bytes" in foot and t.l1_bytes:
             need = foot["dot_operand_bytes"] * stages()
-            add(Constraint.capacity("l1", need, t.l1_bytes, f"L1: cube operand tiles {need} <= {t.l1_bytes} B per cube core", "L1"))
+            text = f"L1: cube operand tiles {need} <= {t.l1_bytes} B per cube core"
+            add(Constraint.within("l1", "capacity", need, t.l1_bytes, text, "L1"))
         if has_dots and "accumulator_bytes" in foot and t.l0c_bytes:
             need = foot["accumulator_bytes"]
-            add(Constraint.capacity("l0c", need, t.l0c_bytes, f"L0C: accumulators {need} <= {t.l0c_bytes} B per cube core", "L0C"))
+            text = f"L0C: accumulators {need} <= {t.l0c_bytes} B per cube core"
+            add(Constraint.within("l0c", "capacity", need, t.l0c_bytes, text, "L0C"))
 
     # --- static asserts ---
     known = lambda n: n in names or n in space.env  # noqa: E731
