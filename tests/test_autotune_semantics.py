@@ -455,5 +455,5 @@ def test_print_autotuning_prints_tritons_line(monkeypatch, capsys):
     x, y = torch.randn(20), torch.empty(20)
     tuned[grid_of(20)](x, y, 20)
     out = capsys.readouterr().out
-    assert f"Triton autotuning for function copy_kernel finished after " in out
+    assert "Triton autotuning for function copy_kernel finished after " in out
     assert f"best config selected: {tuned.best_config};" in out

@@ -44,7 +44,6 @@ from tiletune.errors import TiletuneError, TuningError
 from . import bench as _bench
 from . import distributed as _dd
 from .binding import (
-    LAUNCH_KEYWORDS,
     Binder,
     base_function,
     fixed_tiling,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Dict, Hashable, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 
 from .bench import interpreting
 
@@ -83,10 +83,9 @@ def compile_all(
     failures: Dict[Hashable, str] = {}
     workers = max_workers(len(jobs))
     try:
-        from triton.runtime._async_compile import AsyncCompileMode, FutureKernel
+        from triton.runtime._async_compile import AsyncCompileMode
     except ImportError:  # Triton < 3.5: run the warmups themselves on the pool
         AsyncCompileMode = None  # type: ignore[assignment]
-        FutureKernel = None  # type: ignore[assignment]
 
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tiletune-compile") as pool:
         if AsyncCompileMode is not None:

@@ -656,7 +656,6 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
             continue
         adt = resolve_dtype(d.a_dtype, space.dtypes, "fp16") or "fp16"
         bdt = resolve_dtype(d.b_dtype, space.dtypes, adt) or adt
-        accdt = resolve_dtype(d.acc_dtype, space.dtypes, "fp32") or "fp32"
         trips = _trips(space, d.trips, d.in_loop, (d.m, d.n, d.k), notes, f"tl.dot {d.node}")
         dot_terms.append(DotTerm(const(2) * m * n * k, trips, adt, bool(d.in_loop), m, m * n))
         tile_numels.append(m * n)
@@ -674,7 +673,7 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
                     )
                 )
         if t.is_ascend:
-            ea, eb, ec = _esize(adt), _esize(bdt), _esize(accdt)
+            ea, eb = _esize(adt), _esize(bdt)
             frac_k = t.fractal_k_int8 if adt in ("int8", "uint8") else t.fractal
             for label, dim, f in (("m", m, t.fractal), ("n", n, t.fractal), ("k", k, frac_k)):
                 if dim.symbols() & names or (dim.is_const and dim.value % f):
