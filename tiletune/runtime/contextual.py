@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import os
 import statistics
 import threading
@@ -62,6 +61,7 @@ from tiletune.errors import TuningError
 from . import bench as _bench
 from . import distributed as _dd
 from .autotuner import LAUNCH_CONTEXT, Autotuner, _jsonable
+from .tuning_log import json_plain
 from .report import config_str, config_to_dict
 
 __all__ = ["contextual_autotune", "ContextualTuner", "LOG_DIR"]
@@ -448,21 +448,11 @@ class _Session:
             path = self.log_dir / f"rank-{rank}.jsonl"
             with open(path, "a", encoding="utf-8") as f:
                 for line in lines:
-                    f.write(json.dumps(_plain(line), sort_keys=True) + "\n")
+                    f.write(json.dumps(json_plain(line), sort_keys=True) + "\n")
         except OSError as exc:  # the log is a convenience; never fail the call over it
             import warnings
 
             warnings.warn(f"tiletune: contextual tuning of {self.name}: cannot write its log in {self.log_dir} ({exc})")
-
-
-def _plain(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, dict):
-        return {str(k): _plain(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_plain(x) for x in v]
-    return v
 
 
 def _global_rank() -> int:

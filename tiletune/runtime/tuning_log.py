@@ -27,8 +27,10 @@ def log_path(name: str, source_hash: str, *, directory: Optional[Path] = None) -
     return root / "logs" / f"{_safe_name(name)}-{source_hash}.jsonl"
 
 
-def _plain(value: Any) -> Any:
-    """Non-finite floats become null; anything else that is not JSON becomes its str()."""
+def json_plain(value: Any) -> Any:
+    """A JSON-writable copy of ``value`` for a log line.
+
+    Non-finite floats become null; anything else that is not JSON becomes its str()."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, numbers.Integral):
@@ -37,9 +39,9 @@ def _plain(value: Any) -> Any:
         f = float(value)
         return f if math.isfinite(f) else None
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): json_plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [json_plain(v) for v in value]
     return str(value)
 
 
@@ -55,7 +57,7 @@ def append_tuning_log(
     from filelock import FileLock
 
     path = log_path(name, source_hash, directory=directory)
-    line = dict(_plain(record))
+    line = dict(json_plain(record))
     line.setdefault("time", _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds"))
     text = json.dumps(line, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n"
     try:
