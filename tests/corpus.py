@@ -1,0 +1,39 @@
+"""Where the dev corpus (real kernel libraries, test data) lives.
+
+``bench/fetch_corpus.sh`` downloads liger-kernel 0.8.5, torchao 0.18.0 and
+gemlite 0.6.0.post2 with ``pip download --no-deps`` and unpacks them under
+``.corpus/`` (or ``$TILETUNE_CORPUS``).  They are read by the analyser, never
+imported.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+LIBRARIES = ("liger_kernel", "torchao", "gemlite")
+
+
+def corpus_dir() -> Path:
+    """The folder the corpus is unpacked into."""
+    return Path(os.environ.get("TILETUNE_CORPUS", ROOT / ".corpus"))
+
+
+def library_root(package: str) -> Optional[Path]:
+    """The unpacked package folder of ``package`` (e.g. ``"torchao"``), or None if not fetched."""
+    base = corpus_dir()
+    if not base.is_dir():
+        return None
+    for init in sorted(base.glob(f"*/{package}/__init__.py")) + sorted(base.glob(f"*/*/{package}/__init__.py")):
+        return init.parent
+    return None
+
+
+def library_files(package: str) -> list[Path]:
+    """Every ``.py`` file of the unpacked ``package`` (empty when not fetched)."""
+    root = library_root(package)
+    if root is None:
+        return []
+    return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
