@@ -28,7 +28,7 @@ import networkx as nx
 
 from .expr import Expr
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: Bytes per element of each concrete dtype name.
 DTYPE_BYTES: dict[str, int] = {
@@ -235,11 +235,13 @@ class LaunchSite:
     positional_count: int = 0
     fixed: dict[str, str] = field(default_factory=dict)
     keyword_spans: dict[str, Span] = field(default_factory=dict)
+    file: Optional[str] = None  # set for a launch found in another module of the project
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
         return {
             "span": self.span.to_dict(),
+            "file": self.file,
             "grid_kind": self.grid_kind,
             "grid_source": self.grid_source,
             "reads_meta": self.reads_meta,
@@ -371,7 +373,13 @@ class KernelSpec:
     over constexprs, as source text.  ``stored_pointers`` / ``loaded_pointers``
     / ``atomic_pointers`` name pointer parameters by how they are used.
     ``notes`` lists constructs the analysis could not follow (the value got an
-    unknown shape; analysis went on).
+    unknown shape; analysis went on).  ``incomplete`` lists, as
+    ``"<kind>: <detail>"``, every gap that can change what the kernel needs
+    on chip (kinds: ``unresolved helper``, ``unknown op``, ``unknown access
+    shape``, ``unknown dot extent``); :attr:`complete` is True when it is
+    empty.  ``helpers`` maps every ``@triton.jit`` helper the kernel calls,
+    transitively and across modules, as ``"<file>:<name>"`` to the sha256 of
+    its source text (the runtime cache key covers them).
     """
 
     name: str
@@ -390,6 +398,8 @@ class KernelSpec:
     loaded_pointers: list[str] = field(default_factory=list)
     atomic_pointers: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)
+    helpers: dict[str, str] = field(default_factory=dict)
     graph: nx.DiGraph = field(default_factory=nx.DiGraph, repr=False)
 
     # ----- convenience ----------------------------------------------------
@@ -406,6 +416,11 @@ class KernelSpec:
         return [p for p in self.params if p.tiling]
 
     @property
+    def complete(self) -> bool:
+        """True when the analysis followed everything that sizes the kernel's tiles."""
+        return not self.incomplete
+
+    @property
     def param_names(self) -> list[str]:
         """All parameter names in signature order."""
         return [p.name for p in self.params]
@@ -415,6 +430,8 @@ class KernelSpec:
         return {
             "name": self.name,
             "file": self.file,
+            "complete": self.complete,
+            "incomplete": list(self.incomplete),
             "span": self.span.to_dict(),
             "decorators": [d.to_dict() for d in self.decorators],
             "params": [p.to_dict() for p in self.params],
@@ -429,6 +446,7 @@ class KernelSpec:
             "loaded_pointers": list(self.loaded_pointers),
             "atomic_pointers": list(self.atomic_pointers),
             "notes": list(self.notes),
+            "helpers": dict(self.helpers),
         }
 
 
