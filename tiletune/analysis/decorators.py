@@ -9,14 +9,13 @@ other expression is kept as its source text.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import libcst as cst
 
+from .source import ModuleScan, SourceInfo, dotted_name
 from .model import AutotuneArgs, ConfigLiteral, Decorator, KernelSpec, Param
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .frontend import ModuleScan, SourceInfo
 
 __all__ = [
     "KernelEntry",
@@ -44,16 +43,6 @@ _KNOWN_ROOTS = ("triton", "tiletune")
 _AUTOTUNE_POSITIONAL = ("configs", "key", "prune_configs_by", "reset_to_zero", "restore_value")
 # Positional parameters of triton.Config after the kwargs dict.
 _CONFIG_POSITIONAL = ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg", "pre_hook")
-
-
-def dotted_name(node: cst.CSTNode) -> Optional[str]:
-    """``a.b.c`` for a Name/Attribute chain, else None."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = dotted_name(node.value)
-        return None if base is None else f"{base}.{node.attr.value}"
-    return None
 
 
 def literal_value(node: cst.CSTNode) -> Any:
@@ -130,7 +119,7 @@ def decorator_callee(dec: cst.Decorator) -> tuple[cst.BaseExpression, Optional[c
     return expr, None
 
 
-def build_decorators(info: "SourceInfo", func: cst.FunctionDef) -> list[Decorator]:
+def build_decorators(info: SourceInfo, func: cst.FunctionDef) -> list[Decorator]:
     """The decorators of ``func``, outermost first, each classified by kind."""
     out: list[Decorator] = []
     for dec in func.decorators:
@@ -169,7 +158,7 @@ def _name_list(value: Any) -> Optional[list[str]]:
     return None
 
 
-def parse_autotune(info: "SourceInfo", dec: cst.Decorator) -> AutotuneArgs:
+def parse_autotune(info: SourceInfo, dec: cst.Decorator) -> AutotuneArgs:
     """Read an autotune decorator's arguments (see :class:`AutotuneArgs`).
 
     A known keyword whose value is not a literal of the expected form
@@ -211,14 +200,14 @@ def parse_autotune(info: "SourceInfo", dec: cst.Decorator) -> AutotuneArgs:
     return args
 
 
-def _is_config_call(info: "SourceInfo", node: cst.CSTNode) -> bool:
+def _is_config_call(info: SourceInfo, node: cst.CSTNode) -> bool:
     if not isinstance(node, cst.Call):
         return False
     dotted = dotted_name(node.func)
     return dotted is not None and info.resolve(dotted)[0].split(".")[-1] == "Config"
 
 
-def _parse_config_list(info: "SourceInfo", node: cst.CSTNode) -> Optional[list[ConfigLiteral]]:
+def _parse_config_list(info: SourceInfo, node: cst.CSTNode) -> Optional[list[ConfigLiteral]]:
     if not isinstance(node, (cst.List, cst.Tuple)):
         return None
     out: list[ConfigLiteral] = []
@@ -229,7 +218,7 @@ def _parse_config_list(info: "SourceInfo", node: cst.CSTNode) -> Optional[list[C
     return out
 
 
-def parse_config(info: "SourceInfo", call: cst.Call) -> ConfigLiteral:
+def parse_config(info: SourceInfo, call: cst.Call) -> ConfigLiteral:
     """Read one ``triton.Config({...}, num_warps=..., ...)`` call."""
     cfg = ConfigLiteral(span=info.span(call))
     for name, arg in _positional_and_keywords(call, _CONFIG_POSITIONAL):
@@ -247,7 +236,7 @@ def parse_config(info: "SourceInfo", call: cst.Call) -> ConfigLiteral:
     return cfg
 
 
-def _read_config_kwargs(info: "SourceInfo", node: cst.CSTNode, cfg: ConfigLiteral) -> None:
+def _read_config_kwargs(info: SourceInfo, node: cst.CSTNode, cfg: ConfigLiteral) -> None:
     items: list[tuple[str, cst.BaseExpression]] = []
     if isinstance(node, cst.Dict):
         for el in node.elements:
@@ -297,7 +286,7 @@ KernelEntry = tuple[tuple, cst.FunctionDef, Optional[cst.Call]]
 """(scope, def, the ``triton.jit(fn)`` call wrapping it, if any)."""
 
 
-def find_kernels(info: "SourceInfo", scan: "ModuleScan", force: Optional[tuple[str, Optional[int]]]) -> list[KernelEntry]:
+def find_kernels(info: SourceInfo, scan: ModuleScan, force: Optional[tuple[str, Optional[int]]]) -> list[KernelEntry]:
     """Kernels in source order: (scope, def, the ``triton.jit(fn)`` call wrapping it, if any)."""
     wrapped = {id(func): call for func, call, _ in jit_assignments(info, scan)}
     out: list[KernelEntry] = []
@@ -311,13 +300,13 @@ def find_kernels(info: "SourceInfo", scan: "ModuleScan", force: Optional[tuple[s
     return out
 
 
-def _decorator_kind(info: "SourceInfo", dec: cst.Decorator) -> str:
+def _decorator_kind(info: SourceInfo, dec: cst.Decorator) -> str:
     expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
     dotted = dotted_name(expr)
     return "other" if dotted is None else decorator_kind(*info.resolve(dotted))
 
 
-def jit_assignments(info: "SourceInfo", scan: "ModuleScan") -> list[tuple[cst.FunctionDef, cst.Call, tuple[tuple, str]]]:
+def jit_assignments(info: SourceInfo, scan: ModuleScan) -> list[tuple[cst.FunctionDef, cst.Call, tuple[tuple, str]]]:
     """``name = triton.jit(fn)``: (the def of fn, the call, (scope, name))."""
     out = []
     for scope, names in scan.assigns.items():
@@ -334,7 +323,7 @@ def jit_assignments(info: "SourceInfo", scan: "ModuleScan") -> list[tuple[cst.Fu
     return out
 
 
-def fill_declaration(info: "SourceInfo", func: cst.FunctionDef, spec: KernelSpec, jit_call: Optional[cst.Call]) -> None:
+def fill_declaration(info: SourceInfo, func: cst.FunctionDef, spec: KernelSpec, jit_call: Optional[cst.Call]) -> None:
     spec.decorators = build_decorators(info, func)
     if jit_call is not None:
         written = info.code(jit_call.func)
@@ -348,7 +337,7 @@ def fill_declaration(info: "SourceInfo", func: cst.FunctionDef, spec: KernelSpec
     spec.params = _params(info, func)
 
 
-def _params(info: "SourceInfo", func: cst.FunctionDef) -> list[Param]:
+def _params(info: SourceInfo, func: cst.FunctionDef) -> list[Param]:
     ps = func.params
     params = list(ps.posonly_params) + list(ps.params) + list(ps.kwonly_params)
     out = []
@@ -367,7 +356,7 @@ def _params(info: "SourceInfo", func: cst.FunctionDef) -> list[Param]:
     return out
 
 
-def _is_constexpr(info: "SourceInfo", node: cst.BaseExpression) -> bool:
+def _is_constexpr(info: SourceInfo, node: cst.BaseExpression) -> bool:
     dotted = dotted_name(node)
     if dotted is None:
         value = literal_value(node)  # a string annotation: "tl.constexpr"

@@ -11,63 +11,21 @@ same module are attached to the kernel they launch.
 
 from __future__ import annotations
 
-import ast
-import dataclasses
 import gc
 import inspect
-import io
 import os
-import re
 import textwrap
-import tokenize
 import traceback
-import warnings
 from typing import Any, Callable, Optional, Union
-
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..errors import AnalysisError
 from . import body as _body
-from .decorators import dotted_name, fill_declaration, find_kernels
+from .decorators import fill_declaration, find_kernels
 from .launches import launches_by_kernel
-from .model import KernelSpec, ModuleSpec, Span
+from .model import KernelSpec, ModuleSpec
+from .source import ModuleScan, SourceInfo, module_constants, parse, positions_of, read_source
 
 __all__ = ["analyze_source", "analyze_file", "analyze_kernel", "SourceInfo"]
-
-_LIBCST_WHERE = re.compile(r"error at (\d+):(\d+)")
-
-
-class SourceInfo:
-    """A parsed module with positions and import aliases (shared by the front-end helpers)."""
-
-    def __init__(self, module: cst.Module, positions: Any, file: Optional[str], imports: dict[str, str]):
-        self.module = module
-        self.positions = positions
-        self.file = file
-        self.imports = imports
-
-    def span(self, node: cst.CSTNode) -> Span:
-        """The :class:`Span` of ``node``."""
-        r = self.positions[node]
-        return Span(r.start.line, r.start.column, r.end.line, r.end.column)
-
-    def line(self, node: cst.CSTNode) -> int:
-        """The first line of ``node``."""
-        return self.positions[node].start.line
-
-    def code(self, node: cst.CSTNode) -> str:
-        """The source text of ``node``."""
-        return self.module.code_for_node(node).strip()
-
-    def resolve(self, dotted: str) -> tuple[str, bool]:
-        """``dotted`` with its first name replaced by what it was imported as, and
-        whether that first name was imported (``tl.constexpr`` -> ``triton.language.constexpr``)."""
-        head, _, rest = dotted.partition(".")
-        target = self.imports.get(head)
-        if target is None:
-            return dotted, False
-        return (f"{target}.{rest}" if rest else target), True
 
 
 # ----- entry points ------------------------------------------------------------
@@ -87,7 +45,7 @@ def analyze_file(path: Union[str, "os.PathLike[str]"]) -> ModuleSpec:
     decodable or not valid Python.
     """
     file = os.fspath(path)
-    return analyze_source(_read_source(file), file)
+    return analyze_source(read_source(file), file)
 
 
 def analyze_kernel(obj: Any, name: Optional[str] = None) -> KernelSpec:
@@ -115,7 +73,7 @@ def analyze_kernel(obj: Any, name: Optional[str] = None) -> KernelSpec:
         file = None
     if file and os.path.isfile(file):
         try:
-            spec = _select(_analyze(_read_source(file), file, force=(kname, first_line)), kname, first_line, strict=True)
+            spec = _select(_analyze(read_source(file), file, force=(kname, first_line)), kname, first_line, strict=True)
         except AnalysisError:
             spec = None
         if spec is not None:
@@ -138,284 +96,6 @@ def analyze_kernel(obj: Any, name: Optional[str] = None) -> KernelSpec:
     )
 
 
-# ----- reading and parsing --------------------------------------------------------
-def _read_source(file: str) -> str:
-    if not os.path.exists(file):
-        raise AnalysisError("no such file", file)
-    if os.path.isdir(file):
-        raise AnalysisError("is a directory, not a Python file", file)
-    try:
-        with open(file, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise AnalysisError(f"cannot read file: {exc.strerror or exc}", file) from None
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:
-        raise AnalysisError(f"invalid encoding declaration: {exc.msg}", file, exc.lineno or 1) from None
-    try:
-        return data.decode(encoding)
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1)
-        raise AnalysisError(f"cannot decode as {encoding}: byte {data[exc.start]:#04x}", file, line, column) from None
-
-
-def _parse(source: str, file: Optional[str]) -> cst.Module:
-    """Parse with libcst; every failure becomes an AnalysisError with a line.
-
-    Python's own parser checks the text first: it is fast, reports the exact
-    position of a syntax error, and refuses pathological nesting that would
-    crash libcst's native parser (thousands of nested brackets).
-    """
-    try:
-        with warnings.catch_warnings():  # e.g. invalid escape sequences: not our business
-            warnings.simplefilter("ignore")
-            compile(source, file or "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError) as exc:  # incl. IndentationError, TabError; NUL bytes
-        line, column = getattr(exc, "lineno", None), max((getattr(exc, "offset", None) or 1) - 1, 0)
-        if line is None and "\0" in source:
-            index = source.index("\0")
-            line, column = source.count("\n", 0, index) + 1, index - source.rfind("\n", 0, index) - 1
-        message = getattr(exc, "msg", None) or str(exc)
-        raise AnalysisError(f"invalid syntax: {message}", file, max(line or 1, 1), column) from None
-    except (RecursionError, MemoryError):
-        raise AnalysisError("code nested too deeply to analyse", file, 1, 0) from None
-    try:
-        return cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
-        found = _LIBCST_WHERE.search(exc.message)
-        line, column = (int(found.group(1)), int(found.group(2))) if found else (exc.raw_line, exc.raw_column)
-        message = exc.message.replace("parser error: ", "").replace("tokenizer error: ", "")
-        raise AnalysisError(f"invalid syntax: {message}", file, max(line, 1), max(column, 0)) from None
-    except RecursionError:
-        raise AnalysisError("code nested too deeply to analyse", file, 1, 0) from None
-    except Exception as exc:  # any other libcst failure is reported the same way
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise AnalysisError(f"cannot parse: {message}", file, 1, 0) from None
-
-
-# ----- one pass over the module --------------------------------------------------
-ScopeKey = tuple[cst.CSTNode, ...]
-"""The enclosing ``def``/``class`` nodes of a statement, outermost first (``()`` = module)."""
-
-
-# Node fields that never hold anything the scan looks for (whitespace, brackets, tokens).
-_SKIP_FIELDS = frozenset(
-    "lpar rpar leading_lines lines_after_decorators header footer comma semicolon whitespace "
-    "colon equal operator asynchronous default_indent default_newline encoding has_trailing_newline".split()
-)
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _child_fields(cls: type) -> tuple[str, ...]:
-    names = _CHILD_FIELDS.get(cls)
-    if names is None:
-        names = tuple(
-            f.name for f in dataclasses.fields(cls) if f.name not in _SKIP_FIELDS and not f.name.startswith("whitespace")
-        )
-        _CHILD_FIELDS[cls] = names
-    return names
-
-
-class ModuleScan:
-    """Collects, by scope: imports, ``def``s, simple assignments and ``x[...](...)`` calls.
-
-    Walks the node dataclasses directly (libcst's visitor machinery rebuilds
-    every node and costs as much as parsing).  Statements are ordered by a
-    counter in walking (= source) order.
-    """
-
-    def __init__(self, module: cst.Module):
-        self._order = 0
-        self._scope: list[cst.CSTNode] = []
-        self.imports: dict[str, str] = {}
-        self._enables = False
-        self._autotune_uses: list[str] = []
-        self.functions: list[tuple[ScopeKey, cst.FunctionDef]] = []
-        self.defs: dict[ScopeKey, dict[str, cst.FunctionDef]] = {}
-        # name -> [(order, value or None when not a plain ``name = value``)]
-        self.assigns: dict[ScopeKey, dict[str, list[tuple[int, Optional[cst.BaseExpression]]]]] = {}
-        self.launch_calls: list[tuple[ScopeKey, cst.Call, int]] = []
-        self._walk(module)
-
-    def _walk(self, node: cst.CSTNode) -> None:
-        visit = getattr(self, "visit_" + type(node).__name__, None)
-        if visit is not None:
-            visit(node)
-        for name in _child_fields(type(node)):
-            value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                self._walk(value)
-            elif isinstance(value, (list, tuple)):
-                for item in value:
-                    if isinstance(item, cst.CSTNode):
-                        self._walk(item)
-        leave = getattr(self, "leave_" + type(node).__name__, None)
-        if leave is not None:
-            leave(node)
-
-    @property
-    def enables_tiletune(self) -> bool:
-        """True when the module imports ``tiletune.patch`` or uses tiletune's autotune."""
-        if self._enables:
-            return True
-        for dotted in self._autotune_uses:
-            head, _, rest = dotted.partition(".")
-            full = f"{self.imports[head]}.{rest}" if head in self.imports else dotted
-            if full.startswith("tiletune.") and head in self.imports:
-                return True
-        return False
-
-    def last_assignment(self, scope: ScopeKey, name: str, before: Optional[int]) -> tuple[bool, Optional[cst.BaseExpression]]:
-        """(assigned?, value) of the last assignment to ``name`` in ``scope``
-        before visiting order ``before`` (anywhere in the scope when None)."""
-        entries = self.assigns.get(scope, {}).get(name, [])
-        if before is not None:
-            entries = [e for e in entries if e[0] < before]
-        return (True, entries[-1][1]) if entries else (False, None)
-
-    def lookup_def(self, scope: ScopeKey, name: str) -> Optional[cst.FunctionDef]:
-        """The ``def name`` visible from ``scope`` (innermost first)."""
-        for i in range(len(scope), -1, -1):
-            found = self.defs.get(scope[:i], {}).get(name)
-            if found is not None:
-                return found
-        return None
-
-    def _next(self) -> int:
-        self._order += 1
-        return self._order
-
-    # scopes
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        key = tuple(self._scope)
-        self.functions.append((key, node))
-        self.defs.setdefault(key, {})[node.name.value] = node
-        self._scope.append(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._scope.pop()
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._scope.append(node)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._scope.pop()
-
-    # imports
-    def visit_Import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            full = dotted_name(alias.name) or ""
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.imports[alias.asname.name.value] = full
-            else:
-                head = full.split(".")[0]
-                self.imports[head] = head
-            if full == "tiletune.patch" or full.startswith("tiletune.patch."):
-                self._enables = True
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None:
-            return
-        mod = dotted_name(node.module) or ""
-        if mod == "tiletune.patch" or mod.startswith("tiletune.patch."):
-            self._enables = True
-        if isinstance(node.names, cst.ImportStar):
-            return
-        for alias in node.names:
-            name = dotted_name(alias.name) or ""
-            local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
-            self.imports[local] = f"{mod}.{name}"
-            if mod.split(".")[0] == "tiletune" and name in ("patch", "autotune"):
-                self._enables = True
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value == "autotune":
-            dotted = dotted_name(node)
-            if dotted is not None:
-                self._autotune_uses.append(dotted)
-
-    # assignments and launches
-    def _record(self, target: cst.BaseExpression, value: Optional[cst.BaseExpression], node: cst.CSTNode) -> None:
-        if isinstance(target, cst.Name):
-            entry = (self._next(), value)
-            self.assigns.setdefault(tuple(self._scope), {}).setdefault(target.value, []).append(entry)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for el in target.elements:
-                self._record(el.value, None, node)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            self._record(t.target, node.value, node)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._record(node.target, node.value, node)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._record(node.target, None, node)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Subscript):
-            self.launch_calls.append((tuple(self._scope), node, self._next()))
-
-
-def module_constants(module: cst.Module, scan: ModuleScan, info: "SourceInfo") -> dict[str, int]:
-    """Module-level integer constants assigned once: ``BLOCK = 128``,
-    ``X: tl.constexpr = 64``, ``Y = tl.constexpr(2 * BLOCK)``."""
-    once = {n for n, entries in scan.assigns.get((), {}).items() if len(entries) == 1}
-    env: dict[str, int] = {}
-    for stmt in module.body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for small in stmt.body:
-            if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                target, value = small.targets[0].target, small.value
-            elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                target, value = small.target, small.value
-            else:
-                continue
-            if isinstance(target, cst.Name) and target.value in once:
-                v = _const_int(info, value, env)
-                if v is not None:
-                    env[target.value] = v
-    return env
-
-
-def _const_int(info: "SourceInfo", node: cst.CSTNode, env: dict[str, int]) -> Optional[int]:
-    if isinstance(node, cst.Integer):
-        return node.evaluated_value
-    if isinstance(node, cst.Name):
-        return env.get(node.value)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
-        v = _const_int(info, node.expression, env)
-        return None if v is None else (-v if isinstance(node.operator, cst.Minus) else v)
-    if isinstance(node, cst.BinaryOperation):
-        a, b = _const_int(info, node.left, env), _const_int(info, node.right, env)
-        if a is None or b is None:
-            return None
-        op = node.operator
-        if isinstance(op, cst.Add):
-            return a + b
-        if isinstance(op, cst.Subtract):
-            return a - b
-        if isinstance(op, cst.Multiply):
-            return a * b
-        if isinstance(op, cst.FloorDivide) and b != 0:
-            return a // b
-        if isinstance(op, cst.LeftShift) and 0 <= b <= 64:
-            return a << b
-        if isinstance(op, cst.Power) and 0 <= b <= 64 and abs(a) <= 2**16:
-            return a**b
-        return None
-    if isinstance(node, cst.Call) and len(node.args) == 1 and not node.args[0].keyword and not node.args[0].star:
-        dotted = dotted_name(node.func)
-        if dotted is not None and info.resolve(dotted)[0].split(".")[-1] == "constexpr":
-            return _const_int(info, node.args[0].value, env)
-    return None
-
-
 # ----- module analysis -----------------------------------------------------------
 _Force = Optional[tuple[str, Optional[int]]]  # (name, line) of a def to treat as a kernel
 
@@ -434,9 +114,9 @@ def _analyze(source: str, file: Optional[str], force: _Force) -> ModuleSpec:
 
 
 def _analyze_module(source: str, file: Optional[str], force: _Force) -> ModuleSpec:
-    module = _parse(source, file)
+    module = parse(source, file)
     try:
-        positions = _positions(module)
+        positions = positions_of(module)
         scan = ModuleScan(module)
     except RecursionError:
         raise AnalysisError("code nested too deeply to analyse", file, 1, 0) from None
@@ -458,23 +138,6 @@ def _analyze_module(source: str, file: Optional[str], force: _Force) -> ModuleSp
             spec.notes.append(_internal_note("body", exc, info.line(func)))
         result.kernels.append(spec)
     return result
-
-
-def _positions(module: cst.Module) -> Any:
-    """PositionProvider's node -> CodeRange mapping.
-
-    ``MetadataWrapper.resolve`` also walks the whole tree once for batchable
-    providers even when there are none, which costs as much as the positions;
-    calling the provider directly skips that walk (falls back if libcst changes).
-    """
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    gen = getattr(PositionProvider(), "_gen", None)
-    if gen is not None:
-        try:
-            return gen(wrapper)
-        except (TypeError, AttributeError):
-            pass
-    return wrapper.resolve(PositionProvider)
 
 
 def _internal_note(stage: str, exc: BaseException, line: int) -> str:

@@ -8,16 +8,15 @@ resolves (``resolve_name``); this module only reads the expressions.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 import libcst as cst
 
 from .decorators import KernelEntry, dotted_name, jit_assignments, literal_value
 from .expr import Expr, cdiv, const, emax, emin, sym
 from .model import LaunchSite, Span
+from .source import ModuleScan, SourceInfo
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .frontend import ModuleScan, SourceInfo
 
 __all__ = ["launches_by_kernel", "build_launch", "grid_to_exprs", "expr_from_cst"]
 
@@ -27,7 +26,7 @@ Resolver = Callable[[str], Optional[Union[cst.BaseExpression, cst.FunctionDef]]]
 _MAX_ALIAS_DEPTH = 8
 
 
-def build_launch(info: "SourceInfo", call: cst.Call, resolve_name: Resolver) -> LaunchSite:
+def build_launch(info: SourceInfo, call: cst.Call, resolve_name: Resolver) -> LaunchSite:
     """Describe the launch ``call`` (whose ``func`` is ``kernel[grid]``).
 
     ``resolve_name(name)`` gives the value a grid variable was last assigned
@@ -62,12 +61,12 @@ def build_launch(info: "SourceInfo", call: cst.Call, resolve_name: Resolver) -> 
     return site
 
 
-def _site(info: "SourceInfo", call: cst.Call, grid_span: Span, kind: str, source: str) -> LaunchSite:
+def _site(info: SourceInfo, call: cst.Call, grid_span: Span, kind: str, source: str) -> LaunchSite:
     return LaunchSite(span=info.span(call), grid_span=grid_span, grid_kind=kind, grid_source=source)
 
 
 def _describe_grid(
-    info: "SourceInfo", node: cst.CSTNode, resolve_name: Resolver, call: cst.Call, grid_span: Span
+    info: SourceInfo, node: cst.CSTNode, resolve_name: Resolver, call: cst.Call, grid_span: Span
 ) -> LaunchSite:
     written = node
     for _ in range(_MAX_ALIAS_DEPTH):  # follow grid = other_grid chains
@@ -280,7 +279,7 @@ def _call_expr(node: cst.Call, meta: Optional[str]) -> Optional[Expr]:
     return None
 
 
-def _read_arguments(info: "SourceInfo", call: cst.Call, site: LaunchSite) -> None:
+def _read_arguments(info: SourceInfo, call: cst.Call, site: LaunchSite) -> None:
     for arg in call.args:
         if arg.star:
             continue
@@ -293,7 +292,7 @@ def _read_arguments(info: "SourceInfo", call: cst.Call, site: LaunchSite) -> Non
         site.keyword_spans[name] = Span(start.line, start.column, end.end_line, end.end_column)
 
 
-def launches_by_kernel(info: "SourceInfo", scan: "ModuleScan", kernels: list[KernelEntry]) -> dict[int, list]:
+def launches_by_kernel(info: SourceInfo, scan: ModuleScan, kernels: list[KernelEntry]) -> dict[int, list]:
     """Map id(kernel def) -> its LaunchSites, resolving names scope by scope."""
     by_scope_name: dict[tuple[tuple, str], cst.FunctionDef] = {}
     for scope, func, _ in kernels:
