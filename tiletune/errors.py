@@ -43,3 +43,13 @@ class InfeasibleError(SynthesisError):
 
 class TuningError(TiletuneError):
     """Tuning failed at run time: every candidate failed, bad arguments, bad grid."""
+
+
+class TiletuneWarning(UserWarning):
+    """Something tiletune did on the user's behalf, or could not do, that they should know:
+    nothing to tune, a tiling parameter fixed at launch, tensors protected around benchmarking."""
+
+
+class TiletuneCacheWarning(TiletuneWarning):
+    """A cache file or entry was unusable (unreadable, malformed, invalid for the kernel or target);
+    the message names the file, the key and the reason. tiletune re-tunes instead of using it."""
