@@ -34,6 +34,7 @@ import math
 import numbers
 import os
 import re
+import stat
 import sys
 import tempfile
 import threading
@@ -41,7 +42,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
 
-from tiletune.errors import TiletuneError
+from tiletune.errors import TiletuneCacheWarning, TiletuneError
 
 __all__ = [
     "FORMAT",
@@ -58,6 +59,12 @@ __all__ = [
     "check_version_policy",
     "fingerprint_diff",
     "read_cache_file",
+    "read_regular_file",
+    "NotACacheFileError",
+    "loads_limited",
+    "json_depth",
+    "MAX_JSON_DEPTH",
+    "MAX_FILE_BYTES",
     "TuningCache",
 ]
 
@@ -67,10 +74,6 @@ KINDS = ("kernel", "function")
 LOCK_TIMEOUT_S = 120.0
 
 _TRUE = {"1", "true", "yes", "on"}
-
-
-class TiletuneCacheWarning(UserWarning):
-    """A cache file could not be read or written; tuning goes on without it."""
 
 
 class StaleCacheEntryError(TiletuneError):
@@ -248,22 +251,109 @@ def _safe_name(name: str) -> str:
     return safe[:100]
 
 
+#: Largest cache file read (a tuning cache holds kilobytes; anything bigger is not ours).
+MAX_FILE_BYTES = 64 << 20
+#: Deepest JSON nesting accepted (an entry is three levels deep; a config five).
+MAX_JSON_DEPTH = 32
+
+
+class NotACacheFileError(OSError):
+    """Something other than a regular file of sane size sits where a cache file belongs."""
+
+
+def read_regular_file(path: Path, limit: int = MAX_FILE_BYTES) -> Optional[bytes]:
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes; None if it does not exist.
+
+    Opens with ``O_NONBLOCK`` and checks ``fstat`` before reading, so a FIFO,
+    a device or a directory in its place is refused at once (OSError naming
+    what it is) instead of blocking or reading for ever.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except IsADirectoryError:
+        raise NotACacheFileError(f"{path} is a directory, not a regular file; remove it") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            what = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a directory" if stat.S_ISDIR(st.st_mode) else (
+                "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "a socket or special file")
+            raise NotACacheFileError(f"{path} is {what}, not a regular file; remove it")
+        if st.st_size > limit:
+            raise NotACacheFileError(f"{path} is {st.st_size} bytes, more than the {limit} a cache file may have; remove it")
+        chunks = []
+        remaining = limit + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > limit:
+            raise NotACacheFileError(f"{path} grew past {limit} bytes while being read; remove it")
+        return data
+    finally:
+        os.close(fd)
+
+
+def json_depth(value: Any, limit: int = MAX_JSON_DEPTH) -> int:
+    """Nesting depth of a parsed JSON value (a scalar is 0), counted without recursion; stops at ``limit + 1``."""
+    deepest = 0
+    stack = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        depth += 1
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                return deepest
+        stack.extend((child, depth) for child in children)
+    return deepest
+
+
+def loads_limited(raw: bytes, limit: int = MAX_JSON_DEPTH) -> Tuple[Any, Optional[str]]:
+    """Parse UTF-8 JSON bytes: ``(value, None)`` or ``(None, reason)``; never raises for the contents.
+
+    Nesting deeper than ``limit`` is refused (it would otherwise surface as a
+    RecursionError wherever the value is later copied or printed).
+    """
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8: {exc.reason} at byte {exc.start}"
+    except RecursionError:
+        return None, f"JSON nested more than {limit} levels deep"
+    except ValueError as exc:  # json.JSONDecodeError
+        return None, f"invalid JSON: {exc}"
+    if json_depth(value, limit) > limit:
+        return None, f"JSON nested more than {limit} levels deep"
+    return value, None
+
+
 def read_cache_file(path: Path) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
     """Read and validate one cache file: ``(data, None)``, ``(None, reason)`` if corrupt.
 
-    A missing file reads as ``(None, None)``.  Never raises for file contents;
-    raises OSError only for a file that exists but cannot be read.
+    A missing file reads as ``(None, None)``.  Never raises for file contents
+    (bad JSON, nesting deeper than :data:`MAX_JSON_DEPTH`); raises OSError for
+    a file that exists but cannot be read, or is not a regular file (a FIFO, a
+    device, a directory: refused without blocking), or is larger than
+    :data:`MAX_FILE_BYTES`.
     """
-    try:
-        raw = Path(path).read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
+    raw = read_regular_file(Path(path))
+    if raw is None:
         return None, None
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        return None, f"not UTF-8: {exc.reason} at byte {exc.start}"
-    except ValueError as exc:  # json.JSONDecodeError
-        return None, f"invalid JSON: {exc}"
+    data, reason = loads_limited(raw)
+    if reason is not None:
+        return None, reason
     if not isinstance(data, dict):
         return None, f"top level is a {type(data).__name__}, not an object"
     if data.get("format") != FORMAT:
@@ -452,7 +542,10 @@ class TuningCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.path) + ".lock", timeout=LOCK_TIMEOUT_S):
             sig = _stat_signature(self.path)
-            data, reason = read_cache_file(self.path)
+            try:
+                data, reason = read_cache_file(self.path)
+            except NotACacheFileError as exc:  # a FIFO, device, directory or huge file: moved aside too
+                data, reason = None, str(exc)
             if reason is not None:
                 self._warn_corrupt(sig, reason)
                 os.replace(self.path, str(self.path) + ".corrupt")

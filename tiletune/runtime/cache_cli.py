@@ -29,7 +29,8 @@ def find_cache_files(directory: Path) -> List[Path]:
     """Every cache file under ``directory`` (``<dir>/<kind>/*.json``), sorted."""
     if not directory.is_dir():
         return []
-    return sorted(p for p in directory.glob("*/*.json") if p.is_file() and p.parent.name != "logs")
+    # Anything named like a cache file is listed (a FIFO or device too: `list` reports it, never opens it blocking).
+    return sorted(p for p in directory.glob("*/*.json") if not p.is_dir() and p.parent.name != "logs")
 
 
 def _human_size(n: int) -> str:
@@ -65,6 +66,13 @@ def _best_ms(entry: Dict[str, Any]) -> Optional[float]:
     return None
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def _describe(path: Path) -> Dict[str, Any]:
     """What ``list`` and ``show`` print about one file, without warnings."""
     try:
@@ -77,7 +85,7 @@ def _describe(path: Path) -> Dict[str, Any]:
         "path": str(path),
         "kind": kind,
         "name": stem_name,
-        "size": path.stat().st_size if path.exists() else 0,
+        "size": _size(path),
     }
     if data is None:
         info["error"] = reason or "unreadable"
@@ -105,7 +113,7 @@ def _selected(directory: Path, name: Optional[str]) -> List[Dict[str, Any]]:
     infos = [(_p, _describe(_p)) for _p in find_cache_files(directory)]
     if name is not None:
         explicit = Path(name).expanduser()
-        if explicit.is_file() and not any(p.resolve() == explicit.resolve() for p, _ in infos):
+        if explicit.exists() and not explicit.is_dir() and not any(p.resolve() == explicit.resolve() for p, _ in infos):
             infos.append((explicit, _describe(explicit)))
         infos = [(p, i) for p, i in infos if _matches(p, i, name)]
     return [i for _, i in infos]
