@@ -537,3 +537,20 @@ def test_graph_attributes():
     assert nx.has_path(g, "param:x_ptr", load)
     assert nx.has_path(g, load, store)
     assert g.nodes[load]["shape"] == ["BLOCK"] and g.nodes[load]["dtype"] == "elem:x_ptr"
+
+
+def test_gaps_record_where_the_analysis_gave_up():
+    _, trace = interpret(
+        """
+        o = tl.arange(0, BLOCK)
+        y = some_helper(o)
+        z = tl.frobnicate(o)
+        a = tl.load(x_ptr + o)
+        w = tl.dot(y, a)
+        """
+    )
+    kinds = [k for k, _ in trace.gaps]
+    assert kinds == ["unresolved helper", "unknown op", "unknown dot extent"]
+    assert all(text.startswith("line ") and text in trace.notes for _, text in trace.gaps)
+    _, clean = interpret("o = tl.arange(0, BLOCK)\ntl.store(y_ptr + o, tl.load(x_ptr + o))")
+    assert clean.gaps == [] and clean.notes == []

@@ -41,9 +41,12 @@ from .values import (
     shape_bytes,
 )
 
-__all__ = ["Interpreter", "Trace", "AccessRec", "DotRec", "ScratchRec", "LoopRec", "node_text"]
+__all__ = ["GAP_KINDS", "Interpreter", "Trace", "AccessRec", "DotRec", "ScratchRec", "LoopRec", "node_text"]
 
 EMPTY: frozenset = frozenset()
+
+#: What :meth:`Interpreter.gap` records: the ways the analysis can be incomplete.
+GAP_KINDS = ("unknown op", "unknown access shape", "unknown dot extent", "unresolved helper")
 
 #: Internal symbol of ``tl.program_id(axis)`` (never leaves this module: see :func:`public_expr`).
 PID_PREFIX = "__pid_"
@@ -141,6 +144,7 @@ class Trace:
     loops: list[LoopRec] = field(default_factory=list)
     static_asserts: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    gaps: list[tuple[str, str]] = field(default_factory=list)  # (kind, "line N: text"): where the analysis gave up
     graph: nx.DiGraph = field(default_factory=nx.DiGraph)
     live: LiveRanges = field(default_factory=LiveRanges)
 
@@ -386,6 +390,7 @@ class Interpreter:
         self._inline_depth = 0
         self._return: Optional[list[Val]] = None
         self._note_set: set[str] = set()
+        self._gap_set: set[tuple[str, str]] = set()
 
     # ----- public -----------------------------------------------------------
     def run(self, func: cst.FunctionDef) -> Trace:
@@ -421,6 +426,20 @@ class Interpreter:
         if msg not in self._note_set:
             self._note_set.add(msg)
             self.trace.notes.append(msg)
+
+    def gap(self, node: cst.CSTNode, kind: str, text: str) -> None:
+        """Record that the analysis gave up at ``node``: a note, and ``(kind, note)`` in ``trace.gaps``.
+
+        ``kind`` is one of :data:`GAP_KINDS`; the front end turns the gaps into
+        :attr:`KernelSpec.incomplete`.  Every place that gives up calls this.
+        """
+        if kind not in GAP_KINDS:
+            raise ValueError(f"gap kind {kind!r} is not one of {GAP_KINDS}")
+        msg = f"line {self.line(node)}: {text}"
+        self.note(node, text)
+        if (kind, msg) not in self._gap_set:
+            self._gap_set.add((kind, msg))
+            self.trace.gaps.append((kind, msg))
 
     def add_node(self, kind: str, cst_node: cst.CSTNode, shape: Shape, dtype: Optional[str], inputs: Iterable[Val]) -> str:
         self._counter += 1
@@ -499,9 +518,9 @@ class Interpreter:
             elif isinstance(stmt, (cst.IndentedBlock, cst.SimpleStatementSuite)):
                 self.block(stmt)
         except RecursionError:
-            self.note(stmt, "statement too deeply nested to analyse")
+            self.gap(stmt, "unknown op", "statement too deeply nested to analyse")
         except Exception as exc:  # never let one statement sink the kernel
-            self.note(stmt, f"analysis error ({type(exc).__name__}: {exc})")
+            self.gap(stmt, "unknown op", f"analysis error ({type(exc).__name__}: {exc})")
 
     def simple(self, small: cst.CSTNode) -> None:
         self.live.tick()
@@ -648,7 +667,7 @@ class Interpreter:
                 target_val = iv.items[0]
                 trips = const(len(iv.items))
             else:
-                self.note(it, f"loop over {node_text(it)} not understood")
+                self.gap(it, "unknown op", f"loop over {node_text(it)} not understood")
         self._push_loop(node, trips, stages)
         try:
             self.assign(node.target, target_val)
@@ -688,7 +707,7 @@ class Interpreter:
     def ev(self, node: cst.CSTNode) -> Val:
         fn = self._dispatch.get(type(node))
         if fn is None:
-            self.note(node, f"expression {node_text(node)} not understood")
+            self.gap(node, "unknown op", f"expression {node_text(node)} not understood")
             return UNKNOWN
         return fn(self, node)
 
@@ -779,7 +798,7 @@ class Interpreter:
             return Val(kind="tuple", shape=None, items=a.items + b.items)
         if a.kind != "value" or b.kind != "value":
             if a.kind in ("blockptr", "desc") or b.kind in ("blockptr", "desc"):
-                self.note(node, f"arithmetic on a block pointer: {node_text(node)}")
+                self.gap(node, "unknown op", f"arithmetic on a block pointer: {node_text(node)}")
             return UNKNOWN.with_(params=a.params | b.params)
         shape = broadcast_shapes([a.shape, b.shape])
         rank = len(shape) if shape is not None else 0
@@ -909,14 +928,14 @@ class Interpreter:
                 lo = self._int_literal(s.lower)
                 hi = self._int_literal(s.upper)
                 return Val(kind="tuple", shape=None, items=base.items[lo:hi])
-            self.note(node, f"tuple subscript {node_text(node)} not understood")
+            self.gap(node, "unknown op", f"tuple subscript {node_text(node)} not understood")
             return UNKNOWN
         if base.kind != "value":
             return UNKNOWN
         if base.shape is None:
             return UNKNOWN.with_(params=base.params, tiles=base.tiles, pids=base.pids, ptrs=base.ptrs, loads=base.loads)
         if base.shape == () and base.node is not None and base.node.startswith("param:") and any(i.kind in ("none", "slice") for i in idx):
-            self.note(node, f"parameter {base.node[6:]} is indexed as a tile (a helper called with tiles?); its shape is unknown")
+            self.gap(node, "unknown access shape", f"parameter {base.node[6:]} is indexed as a tile (a helper called with tiles?); its shape is unknown")
             return UNKNOWN.with_(params=base.params, ptrs=base.ptrs)
         new_shape: list[Expr] = []
         dim_map: dict[int, int] = {}
@@ -932,7 +951,7 @@ class Interpreter:
                     src += 1
             elif i.kind == "slice":
                 if src >= len(base.shape):
-                    self.note(node, f"too many indices in {node_text(node)}")
+                    self.gap(node, "unknown op", f"too many indices in {node_text(node)}")
                     return UNKNOWN
                 dim_map[src] = len(new_shape)
                 new_shape.append(base.shape[src])
@@ -1002,7 +1021,7 @@ class Interpreter:
         q = dotted_name(func)
         if q is None:
             self._eval_args(node)
-            self.note(node, f"call {node_text(node)} not understood")
+            self.gap(node, "unknown op", f"call {node_text(node)} not understood")
             return UNKNOWN
         parts = q.split(".")
         name = parts[-1]
@@ -1010,8 +1029,10 @@ class Interpreter:
             return self.bare_call(name, node)
         if parts[0] in _TL_ROOTS or "libdevice" in parts:
             return self.tl_call(name, node, parts)
+        if q in self.helpers and self._inline_depth < self.MAX_INLINE_DEPTH:  # module.helper(...)
+            return self.inline(self.helpers[q], node)
         self._eval_args(node)
-        self.note(node, f"call to {q} not followed (result unknown)")
+        self.gap(node, "unresolved helper", f"call to {q} not followed (result unknown)")
         return UNKNOWN
 
     # ----- call plumbing ---------------------------------------------------
@@ -1042,13 +1063,13 @@ class Interpreter:
             return self.descriptor_op(recv, name, pos, kws, node)
         if name in ("load", "store") and recv.kind == "value" and recv.shape == () and recv.node is not None and recv.node.startswith("param:"):
             # a host-side tensor descriptor passed as an argument: block shape not in the source
-            self.note(node, f"{recv.node[6:]}.{name}: tensor descriptor built on the host, block shape unknown")
+            self.gap(node, "unknown access shape", f"{recv.node[6:]}.{name}: tensor descriptor built on the host, block shape unknown")
             desc = Val(kind="desc", shape=None, block_shape=None, base=recv.node[6:], node=recv.node)
             return self.descriptor_op(desc, name, pos, kws, node)
         if recv.kind not in ("value",):
             if recv.kind == "tuple" and name in ("index", "count"):
                 return Val(shape=(), weak=True)
-            self.note(node, f"method {name} on a {recv.kind} not understood")
+            self.gap(node, "unknown op", f"method {name} on a {recv.kind} not understood")
             return UNKNOWN
         if name in ("to", "cast"):
             return self.op_cast(self._bind_args("to", pos, kws), node)
@@ -1091,7 +1112,7 @@ class Interpreter:
         if name in ELEMENTWISE:  # e.g. ``from triton.language.extra.libdevice import tanh``
             return self.tl_call(name, node, [name])
         pos, kws = self._eval_args(node)
-        self.note(node, f"call to helper {name}() not followed (result unknown)")
+        self.gap(node, "unresolved helper", f"call to helper {name}() not followed (result unknown)")
         return UNKNOWN
 
     def inline(self, fdef: cst.FunctionDef, node: cst.Call) -> Val:
@@ -1166,7 +1187,7 @@ class Interpreter:
             return self.elementwise(name, pos, node)
         if name.startswith("atomic_"):
             return self.op_store(self._bind_args(name, pos, kws), node, kind="atomic")
-        self.note(node, f"tl.{name} not understood (result unknown)")
+        self.gap(node, "unknown op", f"tl.{name} not understood (result unknown)")
         return UNKNOWN
 
     def elementwise(self, name: str, args: list[Val], node: cst.Call) -> Val:
@@ -1256,7 +1277,7 @@ class Interpreter:
             self.tile_use(p, f"tl.arange extent at line {line}")
             self.trace.pow2.add(p)
         if start.expr is None or end.expr is None:
-            self.note(node, f"tl.arange bounds in {node_text(node)} not understood")
+            self.gap(node, "unknown access shape", f"tl.arange bounds in {node_text(node)} not understood")
             shape = None
         else:
             shape = (end.expr - start.expr,)
@@ -1283,7 +1304,7 @@ class Interpreter:
         line = self.line(node)
         self._shape_evidence(shape, f"{what} shape", line)
         if shape is None:
-            self.note(node, f"shape of {node_text(node)} not understood")
+            self.gap(node, "unknown access shape", f"shape of {node_text(node)} not understood")
         dtype = self._dtype_arg(a.get("dtype"), "fp32")
         nid = self.add_node("alloc", node, shape, dtype, [v for v in a.values() if v is not None])
         return Val(shape=shape, dtype=dtype, node=nid)
@@ -1347,7 +1368,7 @@ class Interpreter:
         p = a.get("pointer", UNKNOWN)
         ptr, shape, block_ptr, cdim = self._access_common(p, node)
         if ptr is None:
-            self.note(node, f"pointer of {node_text(node)} not traced to a parameter")
+            self.gap(node, "unknown access shape", f"pointer of {node_text(node)} not traced to a parameter")
         dtype = f"elem:{ptr}" if ptr else None
         inputs = [v for v in (p, a.get("mask"), a.get("other")) if v is not None]
         nid = self.add_node("load", node, shape, dtype, inputs)
@@ -1368,7 +1389,7 @@ class Interpreter:
             if shape and cdim is None:
                 cdim = len(shape) - 1
         if ptr is None:
-            self.note(node, f"pointer of {node_text(node)} not traced to a parameter")
+            self.gap(node, "unknown access shape", f"pointer of {node_text(node)} not traced to a parameter")
         inputs = [v for v in (p, value, a.get("mask"), a.get("cmp")) if v is not None]
         dtype = f"elem:{ptr}" if ptr else value.dtype
         nid = self.add_node(kind, node, shape, dtype, inputs)
@@ -1395,7 +1416,7 @@ class Interpreter:
             m, k, n = x.shape[-2], x.shape[-1], y.shape[-1]
             shape = tuple(x.shape[:-1]) + (n,)
         else:
-            self.note(node, f"operand shapes of {node_text(node)} unknown")
+            self.gap(node, "unknown dot extent", f"operand shapes of {node_text(node)} unknown")
         out_dtype = self._dtype_arg(a.get("out_dtype"), None)
         if acc is not None and acc.dtype is not None:
             dtype = acc.dtype
@@ -1533,7 +1554,7 @@ class Interpreter:
         block_shape = self.shape_arg(a.get("block_shape"))
         self._shape_evidence(block_shape, "make_block_ptr block_shape", line)
         if block_shape is None:
-            self.note(node, "block_shape of tl.make_block_ptr not understood")
+            self.gap(node, "unknown access shape", "block_shape of tl.make_block_ptr not understood")
         order_v = a.get("order")
         order = None
         if order_v is not None and order_v.kind == "tuple":
@@ -1565,13 +1586,13 @@ class Interpreter:
         if name.startswith("atomic_"):
             value = pos[2] if len(pos) > 2 else kws.get("value", UNKNOWN)
             return self.op_store({"pointer": desc, "value": value}, pos, kws, node, kind="atomic")
-        self.note(node, f"tensor descriptor method {name} not understood")
+        self.gap(node, "unknown op", f"tensor descriptor method {name} not understood")
         return UNKNOWN
 
     def op_advance(self, a: dict, pos, kws, node: cst.Call) -> Val:
         base = a.get("base", UNKNOWN)
         if base.kind != "blockptr":
-            self.note(node, "tl.advance of something that is not a block pointer")
+            self.gap(node, "unknown op", "tl.advance of something that is not a block pointer")
             return UNKNOWN
         nid = self.add_node("other", node, base.block_shape, f"elem:{base.base}" if base.base else None, [base, a.get("offsets", UNKNOWN)])
         return base.with_(node=nid)
@@ -1583,7 +1604,7 @@ class Interpreter:
         if dims is None or not dims:
             dims = list(range(rank))[::-1] if rank <= 2 else list(range(rank - 2)) + [rank - 1, rank - 2]
         if sorted(dims) != list(range(rank)):
-            self.note(node, f"permutation {list(dims)} of a rank-{rank} tile")
+            self.gap(node, "unknown op", f"permutation {list(dims)} of a rank-{rank} tile")
             return UNKNOWN
         shape = tuple(x.shape[d] for d in dims)
         inv = {d: i for i, d in enumerate(dims)}
@@ -1606,7 +1627,7 @@ class Interpreter:
             if "dims" in kws and kws["dims"].kind == "tuple":
                 dims = [r.literal for r in kws["dims"].items]
             if any(not isinstance(d, int) for d in dims):
-                self.note(node, f"dims of {node_text(node)} not understood")
+                self.gap(node, "unknown op", f"dims of {node_text(node)} not understood")
                 return UNKNOWN
             return self.permute(x, dims, node)
         if len(rest) == 1:
@@ -1618,7 +1639,7 @@ class Interpreter:
         what = {"reshape": "reshape shape", "view": "view shape", "broadcast_to": "tl.broadcast_to shape"}[name]
         self._shape_evidence(shape, what, self.line(node))
         if shape is None or x.kind != "value":
-            self.note(node, f"shape of {node_text(node)} not understood")
+            self.gap(node, "unknown access shape", f"shape of {node_text(node)} not understood")
             return UNKNOWN
         nid = self.add_node("other", node, shape, x.dtype, (x,))
         if name != "broadcast_to":
