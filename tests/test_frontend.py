@@ -16,6 +16,7 @@ import tiletune.analysis.body as body_module
 from tiletune.analysis import analyze_file, analyze_kernel, analyze_source
 from tiletune.analysis.expr import parse_expr
 from tiletune.analysis.model import SCHEMA_VERSION, Span
+from tiletune.analysis.resolver import index_module
 from tiletune.errors import AnalysisError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -421,43 +422,37 @@ def test_enables_tiletune(text, expected):
     assert analyze_source(text).enables_tiletune is expected
 
 
-def test_module_constants_passed_to_body(monkeypatch):
-    seen = {}
+def test_module_constants_reach_the_body():
+    text = src(
+        """
+        import triton
+        import triton.language as tl
+        BLOCK = 128
+        X: tl.constexpr = 64
+        Y = tl.constexpr(2 * BLOCK)
+        Z = 1 << 4
+        NEG = -3
+        TWICE = 1
+        TWICE = 2
+        F = 1.5
+        B = True
+        S = "s"
+        if cond:
+            C = 1
 
-    def fake(func, spec, positions, module_constants):
-        seen[spec.name] = (dict(module_constants), positions[func].start.line)
-
-    monkeypatch.setattr(body_module, "analyze_body", fake)
-    analyze_source(
-        src(
-            """
-            import triton
-            import triton.language as tl
-            BLOCK = 128
-            X: tl.constexpr = 64
-            Y = tl.constexpr(2 * BLOCK)
-            Z = 1 << 4
-            NEG = -3
-            TWICE = 1
-            TWICE = 2
-            F = 1.5
-            B = True
-            S = "s"
-            if cond:
-                C = 1
-
-            @triton.jit
-            def k(x): pass
-            """
-        )
+        @triton.jit
+        def k(x_ptr):
+            offs = tl.arange(0, Y)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs))
+        """
     )
-    consts, line = seen["k"]
-    assert consts == {"BLOCK": 128, "X": 64, "Y": 256, "Z": 16, "NEG": -3}
-    assert line == 17
+    assert index_module(text, None).constants == {"BLOCK": 128, "X": 64, "Y": 256, "Z": 16, "NEG": -3}
+    spec = analyze_source(text).kernel("k")
+    assert [str(d) for d in spec.accesses[0].shape] == ["256"]
 
 
 def test_body_exception_becomes_note(monkeypatch):
-    def boom(func, spec, positions, module_constants):
+    def boom(func, spec, *rest):
         if spec.name == "bad":
             raise ValueError("cannot follow this")
         spec.static_asserts.append("ok")
@@ -477,7 +472,8 @@ def test_body_exception_becomes_note(monkeypatch):
     )
     bad, good = module.kernels
     assert len(bad.notes) == 1 and bad.notes[0].startswith("internal: ValueError: cannot follow this at line 3")
-    assert good.notes == [] and good.static_asserts == ["ok"]
+    assert not bad.complete and bad.incomplete[0].startswith("unknown op: the body analysis stopped")
+    assert good.notes == [] and good.static_asserts == ["ok"] and good.complete
 
 
 # ----- errors -----------------------------------------------------------------------

@@ -64,6 +64,7 @@ def analyze_body(
     positions: Mapping,
     module_constants: Mapping[str, int],
     helpers: Optional[Mapping[str, cst.FunctionDef]] = None,
+    external: Optional[Mapping[str, str]] = None,
 ) -> None:
     """Fill ``spec`` from the body of ``func``.
 
@@ -72,7 +73,9 @@ def analyze_body(
     ``helpers`` (optional) maps names of other ``@triton.jit`` functions of the
     module to their definitions so that calls to them are followed; by default
     they are found among the nodes of ``positions`` (:func:`module_helpers`).
-    Constructs the analysis does not understand become notes on ``spec``.
+    ``external`` maps names imported from outside the project to their
+    module (see :func:`record_gaps`).  Constructs the analysis does not
+    understand become notes on ``spec``.
     """
     if helpers is None:
         helpers = module_helpers(positions)
@@ -80,3 +83,69 @@ def analyze_body(
     classify_params(spec, trace)
     fill_records(spec, trace)
     spec.footprint = compute_footprint(spec, trace)
+    record_gaps(spec, trace, external or {})
+
+
+def record_gaps(spec: KernelSpec, trace, external: Mapping[str, str]) -> None:
+    """Fill ``spec.incomplete``: the interpreter's gaps (where it gave up), plus
+    every access without a known tile shape and every dot without known extents.
+
+    A call the interpreter could not follow is classed by where its name comes
+    from: a Triton function it does not model (imported from ``triton...``)
+    is an ``unknown op``; a host-side library function (``torch.finfo``,
+    ``math.log2``) cannot load, store or make a tile, so it is no gap (were its
+    result to size a tile, that tile's access would have an unknown shape);
+    anything else is an ``unresolved helper``.
+    """
+    out = spec.incomplete
+    for kind, text in getattr(trace, "gaps", None) or _gaps_from_notes(spec.notes):
+        if kind == "unresolved helper":
+            called = _called_name(text)
+            module = external.get(called.split(".")[0]) if called else None
+            if module is not None:
+                if not module.startswith("triton"):
+                    continue
+                kind = "unknown op"
+        reason = f"{kind}: {text}"
+        if reason not in out:
+            out.append(reason)
+    for a in spec.accesses:
+        if a.shape is None or any(d is None for d in a.shape):
+            reason = f"unknown access shape: {a.kind} of {a.pointer or 'an untraced pointer'} at line {a.span.line}"
+            if reason not in out:
+                out.append(reason)
+    for d in spec.dots:
+        if d.m is None or d.n is None or d.k is None:
+            reason = f"unknown dot extent: tl.dot at line {d.span.line}"
+            if reason not in out:
+                out.append(reason)
+
+
+# Until the interpreter reports structured gaps, its notes say where it gave up.
+_NOTE_GAPS = (
+    ("call to helper ", "unresolved helper"),
+    ("call to ", "unresolved helper"),
+    (" not understood (result unknown)", "unknown op"),
+    ("analysis error", "unknown op"),
+)
+
+
+def _called_name(text: str) -> Optional[str]:
+    """The function name in an interpreter note ``call to helper f() ...`` / ``call to m.f ...``."""
+    body = text.split("call to ", 1)[-1] if "call to " in text else None
+    if body is None:
+        return None
+    name = body.removeprefix("helper ").split(" ", 1)[0].removesuffix("()")
+    return name or None
+
+
+def _gaps_from_notes(notes: list[str]) -> list[tuple[str, str]]:
+    out = []
+    for note in notes:
+        body = note.split(": ", 1)[-1]
+        for marker, kind in _NOTE_GAPS:
+            if (body.startswith(marker) and "not followed" in body) or (marker.startswith(" ") and marker in body) \
+                    or (marker == "analysis error" and body.startswith(marker)):
+                out.append((kind, note))
+                break
+    return out

@@ -21,9 +21,12 @@ from typing import Any, Callable, Optional, Union
 from ..errors import AnalysisError
 from . import body as _body
 from .decorators import fill_declaration, find_kernels
-from .launches import launches_by_kernel
-from .model import KernelSpec, ModuleSpec
-from .source import ModuleScan, SourceInfo, module_constants, parse, positions_of, read_source
+import libcst as cst
+
+from .launches import build_launch, launches_by_kernel
+from .model import KernelSpec, LaunchSite, ModuleSpec
+from .resolver import ModuleIndex, index_module, project_launch_calls, resolve_helpers
+from .source import ModuleScan, SourceInfo, parse, positions_of, read_source
 
 __all__ = ["analyze_source", "analyze_file", "analyze_kernel", "SourceInfo"]
 
@@ -41,11 +44,12 @@ def analyze_source(source: str, file: Optional[str] = None) -> ModuleSpec:
 def analyze_file(path: Union[str, "os.PathLike[str]"]) -> ModuleSpec:
     """Read and analyse a Python file (honouring a PEP 263 encoding line).
 
-    Raises :class:`AnalysisError` when the file is missing, unreadable, not
+    Launches of each kernel in the other modules of its package are read too
+    (:attr:`KernelSpec.project_launches`).  Raises :class:`AnalysisError` when the file is missing, unreadable, not
     decodable or not valid Python.
     """
     file = os.fspath(path)
-    return analyze_source(read_source(file), file)
+    return _analyze(read_source(file), file, force=None, project=True)
 
 
 def analyze_kernel(obj: Any, name: Optional[str] = None) -> KernelSpec:
@@ -100,28 +104,28 @@ def analyze_kernel(obj: Any, name: Optional[str] = None) -> KernelSpec:
 _Force = Optional[tuple[str, Optional[int]]]  # (name, line) of a def to treat as a kernel
 
 
-def _analyze(source: str, file: Optional[str], force: _Force) -> ModuleSpec:
+def _analyze(source: str, file: Optional[str], force: _Force, project: bool = False) -> ModuleSpec:
     # libcst allocates a great many small objects and keeps them all alive until
     # the end: the cyclic collector's passes over them cost a third of the time
     # and find nothing, so it is paused for the analysis.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _analyze_module(source, file, force)
+        return _analyze_module(source, file, force, project)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _analyze_module(source: str, file: Optional[str], force: _Force) -> ModuleSpec:
+def _analyze_module(source: str, file: Optional[str], force: _Force, project: bool = False) -> ModuleSpec:
     module = parse(source, file)
     try:
         positions = positions_of(module)
         scan = ModuleScan(module)
     except RecursionError:
         raise AnalysisError("code nested too deeply to analyse", file, 1, 0) from None
-    info = SourceInfo(module, positions, file, scan.imports)
-    constants = module_constants(module, scan, info)
+    index = index_module(source, file, module, positions, scan)
+    info = index.info
     result = ModuleSpec(file=file, enables_tiletune=scan.enables_tiletune)
     kernels = find_kernels(info, scan, force)
     launch_map = launches_by_kernel(info, scan, kernels)
@@ -130,14 +134,40 @@ def _analyze_module(source: str, file: Optional[str], force: _Force) -> ModuleSp
         try:
             fill_declaration(info, func, spec, jit_call)
             spec.launches = launch_map.get(id(func), [])
+            if project and file and not scope:
+                spec.project_launches = _project_launches(file, spec.name)
         except Exception as exc:  # noqa: BLE001 - keep going, but say so
             spec.notes.append(_internal_note("front end", exc, info.line(func)))
         try:
-            _body.analyze_body(func, spec, positions, constants)
+            _analyze_kernel_body(index, func, spec)
         except Exception as exc:  # noqa: BLE001 - one kernel must not stop the module
             spec.notes.append(_internal_note("body", exc, info.line(func)))
+            spec.incomplete.append(f"unknown op: the body analysis stopped ({type(exc).__name__})")
         result.kernels.append(spec)
     return result
+
+
+def _analyze_kernel_body(index: ModuleIndex, func: cst.FunctionDef, spec: KernelSpec) -> None:
+    """Resolve the helpers and constants ``func`` reaches (across modules), then analyse its body."""
+    res = resolve_helpers(index, func)
+    helpers = dict(_body.module_helpers(index.info.positions))
+    for name, fdef in res.helpers.items():
+        helpers.setdefault(name, fdef)
+    constants = dict(res.constants)
+    constants.update(index.constants)
+    spec.helpers = dict(sorted(res.hashes.items()))
+    spec.incomplete.extend(res.unresolved)
+    _body.analyze_body(func, spec, res.positions, constants, helpers, res.external)
+
+
+def _project_launches(file: str, kernel: str) -> list[LaunchSite]:
+    """Launches of ``kernel`` in the other modules of its package (keywords and grid as written there)."""
+    out: list[LaunchSite] = []
+    for other, call in project_launch_calls(file, kernel):
+        site = build_launch(other.info, call, lambda name: None)
+        site.file = other.path
+        out.append(site)
+    return out
 
 
 def _internal_note(stage: str, exc: BaseException, line: int) -> str:

@@ -390,6 +390,7 @@ class KernelSpec:
     autotune: Optional[AutotuneArgs] = None
     heuristics: list[str] = field(default_factory=list)  # params set by @triton.heuristics
     launches: list[LaunchSite] = field(default_factory=list)
+    project_launches: list[LaunchSite] = field(default_factory=list)  # in other modules of the package
     accesses: list[MemoryAccess] = field(default_factory=list)
     dots: list[DotInfo] = field(default_factory=list)
     footprint: Optional[Footprint] = None
@@ -438,6 +439,7 @@ class KernelSpec:
             "autotune": None if self.autotune is None else self.autotune.to_dict(),
             "heuristics": list(self.heuristics),
             "launches": [l.to_dict() for l in self.launches],
+            "project_launches": [l.to_dict() for l in self.project_launches],
             "accesses": [a.to_dict() for a in self.accesses],
             "dots": [d.to_dict() for d in self.dots],
             "footprint": None if self.footprint is None else self.footprint.to_dict(),

@@ -88,7 +88,7 @@ class Tunability:
 
 def _static_launch_fixed(spec: KernelSpec) -> dict[str, tuple[str, ...]]:
     out: dict[str, list[str]] = {}
-    for site in spec.launches:
+    for site in list(spec.launches) + list(spec.project_launches):
         for name, text in site.fixed.items():
             if is_meta_lookup(name, text):
                 continue

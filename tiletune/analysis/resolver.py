@@ -1,0 +1,479 @@
+"""Project-wide resolution: ``@triton.jit`` helpers and constexpr globals a
+kernel imports from other modules, and launches of a kernel in other modules.
+
+Everything is read statically: an import is resolved to a file from the
+importing file's location (relative imports) or from the package roots above
+it (absolute imports), and that file is parsed, never imported.  Each file is
+parsed once per process while its size and mtime stay the same
+(:func:`load_module`).
+
+A name the kernel uses that comes from a module of the project but cannot be
+followed (module missing, import cycle, not a jit function there) becomes an
+``"unresolved helper: ..."`` reason; names imported from outside the project
+(``triton``, ``torch``, ...) are not helpers and are left to the body
+analysis.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections import ChainMap
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping, Optional
+
+import libcst as cst
+
+from ..errors import AnalysisError
+from .source import ModuleScan, SourceInfo, dotted_name, module_constants, parse, positions_of, read_source
+
+__all__ = ["ModuleIndex", "load_module", "Resolution", "resolve_helpers", "package_root", "project_launch_calls"]
+
+_MAX_DEPTH = 8
+#: Import roots that are never project helpers: the body analysis knows them.
+_EXTERNAL_ROOTS = frozenset({"triton", "torch", "numpy", "math", "functools", "typing", "os", "sys"})
+
+
+@dataclass
+class ImportRef:
+    """What a local name of a module was imported as: ``module`` (absolute
+    dotted name, or relative with ``level`` leading dots) and ``name`` inside
+    it (None for ``import x`` / ``from . import x`` of a module)."""
+
+    level: int
+    module: str
+    name: Optional[str]
+
+
+@dataclass
+class ModuleIndex:
+    """One parsed file: its jit functions, integer constants and imports."""
+
+    path: str
+    info: SourceInfo
+    scan: ModuleScan
+    jit_defs: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    constants: dict[str, int] = field(default_factory=dict)
+    imports: dict[str, ImportRef] = field(default_factory=dict)
+    star_imports: list[ImportRef] = field(default_factory=list)
+
+    def source_hash(self, func: cst.FunctionDef) -> str:
+        """sha256 of a function's source text (decorators included)."""
+        return hashlib.sha256(self.info.module.code_for_node(func).encode()).hexdigest()
+
+
+_CACHE: dict[str, tuple[tuple[int, int], ModuleIndex]] = {}
+
+
+def load_module(path: str) -> ModuleIndex:
+    """Parse ``path`` once per (size, mtime); raises :class:`AnalysisError` when it cannot be read or parsed."""
+    path = os.path.abspath(path)
+    st = os.stat(path)
+    stamp = (st.st_size, st.st_mtime_ns)
+    hit = _CACHE.get(path)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    index = index_module(read_source(path), path)
+    _CACHE[path] = (stamp, index)
+    return index
+
+
+def index_module(source: str, path: Optional[str], module: Optional[cst.Module] = None,
+                 positions: Any = None, scan: Optional[ModuleScan] = None) -> ModuleIndex:
+    """Index already-read ``source`` (the front end passes its parse to avoid a second one)."""
+    if module is None:
+        module = parse(source, path)
+    if positions is None:
+        positions = positions_of(module)
+    if scan is None:
+        scan = ModuleScan(module)
+    info = SourceInfo(module, positions, path, scan.imports)
+    index = ModuleIndex(path=path or "<source>", info=info, scan=scan, constants=module_constants(module, scan, info))
+    for scope, func in scan.functions:
+        if not scope and _is_jit(func):
+            index.jit_defs.setdefault(func.name.value, func)
+    for name, entries in scan.assigns.get((), {}).items():
+        # ``round_fn = round_fn_nvidia`` (often under if/else per platform): the first
+        # jit function assigned stands for the name; the variants share a signature.
+        for _, value in entries:
+            if isinstance(value, cst.Name) and value.value in index.jit_defs:
+                index.jit_defs.setdefault(name, index.jit_defs[value.value])
+                break
+    _read_imports(module, index)
+    return index
+
+
+def _is_jit(func: cst.FunctionDef) -> bool:
+    for d in func.decorators:
+        expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+        name = dotted_name(expr) or ""
+        if name.split(".")[-1] == "jit":
+            return True
+    return False
+
+
+def _module_statements(body: Iterable[cst.CSTNode]) -> Iterator[cst.BaseSmallStatement]:
+    """Small statements at module level, looking into ``if``/``try`` blocks (guarded imports)."""
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield from stmt.body
+        elif isinstance(stmt, (cst.If, cst.Try)):
+            yield from _module_statements(stmt.body.body)
+            orelse = getattr(stmt, "orelse", None)
+            if isinstance(stmt, cst.If) and orelse is not None:
+                yield from _module_statements(getattr(orelse.body, "body", []) if isinstance(orelse, cst.Else) else [orelse])
+            if isinstance(stmt, cst.Try):
+                for handler in stmt.handlers:
+                    yield from _module_statements(handler.body.body)
+
+
+def _read_imports(module: cst.Module, index: ModuleIndex) -> None:
+    for small in _module_statements(module.body):
+        if isinstance(small, cst.Import):
+            for alias in small.names:
+                full = dotted_name(alias.name) or ""
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    index.imports.setdefault(alias.asname.name.value, ImportRef(0, full, None))
+                else:
+                    head = full.split(".")[0]
+                    index.imports.setdefault(head, ImportRef(0, head, None))
+        elif isinstance(small, cst.ImportFrom):
+            level = len(small.relative)
+            mod = dotted_name(small.module) if small.module is not None else ""
+            if isinstance(small.names, cst.ImportStar):
+                index.star_imports.append(ImportRef(level, mod or "", None))
+                continue
+            for alias in small.names:
+                name = dotted_name(alias.name) or ""
+                local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+                index.imports.setdefault(local, ImportRef(level, mod or "", name))
+
+
+# ----- module files -------------------------------------------------------------------
+def package_root(path: str) -> str:
+    """The folder that holds the outermost package containing ``path`` (its
+    own folder when it is not in a package)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return folder
+
+
+def _module_file(base: str, parts: list[str]) -> Optional[str]:
+    target = os.path.join(base, *parts) if parts else base
+    if parts and os.path.isfile(target + ".py"):
+        return target + ".py"
+    init = os.path.join(target, "__init__.py")
+    return init if os.path.isfile(init) else None
+
+
+def find_module(importer: str, level: int, module: str) -> tuple[Optional[str], bool]:
+    """(file, in_project) for ``from <level dots><module> import ...`` written in ``importer``.
+
+    ``in_project`` is True when the import names a module of the importer's
+    project (relative, or under one of its roots), so failing to find the
+    file is a gap rather than an external library.
+    """
+    parts = [p for p in module.split(".") if p]
+    if level:
+        base = os.path.dirname(os.path.abspath(importer))
+        for _ in range(level - 1):
+            base = os.path.dirname(base)
+        return _module_file(base, parts), True
+    if not parts or parts[0] in _EXTERNAL_ROOTS:
+        return None, False
+    for root in (package_root(importer), os.path.dirname(os.path.abspath(importer))):
+        found = _module_file(root, parts)
+        if found is not None:
+            return found, True
+    root = package_root(importer)
+    top = os.path.basename(os.path.dirname(importer)) if root == os.path.dirname(os.path.abspath(importer)) else None
+    in_project = os.path.isdir(os.path.join(root, parts[0])) or parts[0] == top
+    return None, in_project
+
+
+def _submodule_file(index: ModuleIndex, name: str) -> Optional[str]:
+    """``from pkg import mod``: the file of submodule ``name`` next to a package ``__init__``."""
+    if os.path.basename(index.path) != "__init__.py":
+        return None
+    return _module_file(os.path.dirname(index.path), [name])
+
+
+# ----- helpers ---------------------------------------------------------------------------
+@dataclass
+class Resolution:
+    """What :func:`resolve_helpers` found for one kernel.
+
+    ``helpers`` maps each name as called (``swizzle`` or ``utils.swizzle``)
+    to its definition; ``positions`` covers the nodes of every module that
+    defines one; ``constants`` are integer globals imported from the
+    project; ``hashes`` maps ``"<file>:<name>"`` to the helper's source hash
+    (same-module helpers included); ``unresolved`` lists the gaps in words.
+    """
+
+    helpers: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    positions: Mapping = field(default_factory=dict)
+    constants: dict[str, int] = field(default_factory=dict)
+    hashes: dict[str, str] = field(default_factory=dict)
+    unresolved: list[str] = field(default_factory=list)
+    external: dict[str, str] = field(default_factory=dict)
+
+
+def _called_names(func: cst.FunctionDef) -> tuple[set[str], set[str]]:
+    """(dotted names called, bare names read) in ``func``'s body."""
+    calls: set[str] = set()
+    names: set[str] = set()
+    stack: list[cst.CSTNode] = [func.body]
+    for p in func.params.params + func.params.kwonly_params:
+        if p.default is not None:
+            stack.append(p.default)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            q = dotted_name(node.func)
+            if q is not None:
+                calls.add(q)
+        elif isinstance(node, cst.Name):
+            names.add(node.value)
+        stack.extend(node.children)
+    return calls, names
+
+
+class _Walker:
+    def __init__(self, home: ModuleIndex):
+        self.home = home
+        self.out = Resolution()
+        self.chain: list[Mapping] = [home.info.positions]
+        self.seen: set[tuple[str, str]] = set()
+        self.modules: dict[str, ModuleIndex] = {home.path: home}
+
+    def module(self, path: str) -> Optional[ModuleIndex]:
+        if path not in self.modules:
+            try:
+                self.modules[path] = load_module(path)
+            except (AnalysisError, OSError):
+                return None
+            self.chain.append(self.modules[path].info.positions)
+        return self.modules[path]
+
+    def lookup(self, index: ModuleIndex, name: str, depth: int = 0) -> tuple[Optional[tuple[ModuleIndex, Any]], Optional[str]]:
+        """Find ``name`` as seen from ``index``: ((module, FunctionDef | int | ModuleIndex), None)
+        or (None, reason) when it is a project name that cannot be followed; (None, None) when external."""
+        if depth > _MAX_DEPTH:
+            return None, f"{name}: import chain deeper than {_MAX_DEPTH} (cycle?)"
+        if name in index.jit_defs:
+            return (index, index.jit_defs[name]), None
+        if name in index.constants:
+            return (index, index.constants[name]), None
+        ref = index.imports.get(name)
+        refs = [ref] if ref is not None else []
+        if ref is None:
+            refs = [r for r in index.star_imports]
+        for r in refs:
+            path, in_project = find_module(index.path, r.level, r.module)
+            if path is None:
+                if in_project:
+                    where = "." * r.level + r.module
+                    return None, f"{name}: module {where!r} not found from {os.path.basename(index.path)}"
+                continue
+            target = self.module(path)
+            if target is None:
+                return None, f"{name}: {os.path.basename(path)} cannot be parsed"
+            if r.name is None and ref is not None:  # import mod / from . import mod
+                return (target, target), None
+            inner = r.name if ref is not None else name
+            found, why = self.lookup(target, inner, depth + 1)
+            if found is not None or why is not None:
+                return found, why
+            sub = _submodule_file(target, inner) if ref is not None else None
+            if sub is not None:
+                sub_index = self.module(sub)
+                if sub_index is not None:
+                    return (sub_index, sub_index), None
+            if ref is not None:
+                return None, f"{name}: not a @triton.jit function or integer constant in {os.path.basename(path)}"
+        return None, None
+
+    def follow(self, index: ModuleIndex, func: cst.FunctionDef, depth: int) -> None:
+        calls, names = _called_names(func)
+        local_params = {p.name.value for p in func.params.params + func.params.kwonly_params}
+        for q in sorted(calls):
+            parts = q.split(".")
+            if parts[0] in local_params:
+                continue
+            found, why = self.lookup(index, parts[0])
+            if found is None:
+                if why is not None:
+                    self._gap(why)
+                elif parts[0] in index.imports:
+                    ref = index.imports[parts[0]]
+                    self.out.external.setdefault(parts[0], ref.module if ref.level == 0 else "." * ref.level + ref.module)
+                continue
+            mod, value = found
+            if isinstance(value, ModuleIndex):
+                for attr in parts[1:-1]:  # pkg.sub.fn
+                    sub = _submodule_file(value, attr)
+                    value = self.module(sub) if sub else None
+                    if value is None:
+                        break
+                if value is None or len(parts) < 2:
+                    continue
+                fn = value.jit_defs.get(parts[-1])
+                if fn is None:
+                    found2, why2 = self.lookup(value, parts[-1])
+                    fn = found2[1] if found2 is not None and isinstance(found2[1], cst.FunctionDef) else None
+                    if fn is None:
+                        self._gap(why2 or f"{q}: not a @triton.jit function in {os.path.basename(value.path)}")
+                        continue
+                    value = found2[0]
+                self._add(q, value, fn, depth)
+            elif isinstance(value, cst.FunctionDef) and len(parts) == 1:
+                self._add(q, mod, value, depth)
+        for n in sorted(names - local_params):
+            if n in index.jit_defs or n in self.out.constants:
+                continue
+            if index is self.home and n in index.constants:
+                continue
+            ref = index.imports.get(n)
+            if ref is None and index is self.home:
+                continue
+            found, _ = self.lookup(index, n)
+            if found is not None and isinstance(found[1], int) and not isinstance(found[1], bool):
+                self.out.constants.setdefault(n, found[1])
+
+    def _add(self, called: str, mod: ModuleIndex, fn: cst.FunctionDef, depth: int) -> None:
+        key = (mod.path, fn.name.value)
+        self.out.helpers.setdefault(called, fn)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        self.out.hashes[f"{_short(mod.path)}:{fn.name.value}"] = mod.source_hash(fn)
+        if depth >= _MAX_DEPTH:
+            self._gap(f"{fn.name.value}: helper calls nested deeper than {_MAX_DEPTH}")
+            return
+        self.follow(mod, fn, depth + 1)
+
+    def _gap(self, why: str) -> None:
+        text = f"unresolved helper: {why}"
+        if text not in self.out.unresolved:
+            self.out.unresolved.append(text)
+
+
+def _short(path: str) -> str:
+    """A path relative to its package root (stable across checkouts)."""
+    if path == "<source>":
+        return path
+    root = package_root(path)
+    return os.path.relpath(path, root).replace(os.sep, "/")
+
+
+def resolve_helpers(home: ModuleIndex, func: cst.FunctionDef) -> Resolution:
+    """Every jit helper and project constant ``func`` (a kernel of ``home``) reaches."""
+    walker = _Walker(home)
+    walker.follow(home, func, 0)
+    out = walker.out
+    out.positions = ChainMap(*walker.chain) if len(walker.chain) > 1 else home.info.positions
+    for path, index in walker.modules.items():  # a helper reads its own module's constants
+        if index is not home:
+            for name, value in index.constants.items():
+                out.constants.setdefault(name, value)
+    return out
+
+
+# ----- launches in other modules ---------------------------------------------------------
+_PROJECT_FILES: dict[str, list[str]] = {}
+
+
+def _project_files(root: str) -> list[str]:
+    files = _PROJECT_FILES.get(root)
+    if files is None:
+        files = []
+        for folder, dirs, names in os.walk(root):
+            dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
+            files.extend(os.path.join(folder, n) for n in names if n.endswith(".py"))
+        files.sort()
+        _PROJECT_FILES[root] = files
+    return files
+
+
+_NAMES_CACHE: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
+
+
+def _text(path: str) -> Optional[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+_SUBSCRIPTED = re.compile(r"\b([A-Za-z_]\w*)\s*\[")
+
+
+def _subscripted_names(path: str) -> frozenset[str]:
+    """Names written ``name[`` in a file (a cheap filter before parsing it), cached per (size, mtime)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return frozenset()
+    stamp = (st.st_size, st.st_mtime_ns)
+    hit = _NAMES_CACHE.get(path)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    text = _text(path)
+    names = frozenset(_SUBSCRIPTED.findall(text)) if text is not None else frozenset()
+    _NAMES_CACHE[path] = (stamp, names)
+    return names
+
+
+def project_launch_calls(kernel_file: str, kernel_name: str) -> Iterator[tuple[ModuleIndex, cst.Call]]:
+    """``kernel_name[grid](...)`` calls in the other modules of ``kernel_file``'s
+    package whose ``kernel_name`` is imported from ``kernel_file``."""
+    if not kernel_file or not os.path.isfile(kernel_file) or package_root(kernel_file) == os.path.dirname(os.path.abspath(kernel_file)):
+        return
+    me = os.path.abspath(kernel_file)
+    for path in _project_files(package_root(kernel_file)):
+        if path == me or kernel_name not in _subscripted_names(path):
+            continue
+        try:
+            index = load_module(path)
+        except (AnalysisError, OSError):
+            continue
+        local = _imported_as(index, kernel_name, me)
+        if not local:
+            continue
+        for node in _walk(index.info.module):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Subscript):
+                q = dotted_name(node.func.value)
+                if q is not None and q in local:
+                    yield index, node
+
+
+def _imported_as(index: ModuleIndex, kernel_name: str, kernel_file: str) -> set[str]:
+    """Local names (``k`` or ``mod.k``) by which ``index`` reaches ``kernel_name`` of ``kernel_file``."""
+    names: set[str] = set()
+    for local, ref in index.imports.items():
+        path, _ = find_module(index.path, ref.level, ref.module)
+        if ref.name is None:
+            if path is not None and os.path.abspath(path) == kernel_file:
+                names.add(f"{local}.{kernel_name}")
+            continue
+        if ref.name == kernel_name and path is not None and os.path.abspath(path) == kernel_file:
+            names.add(local)
+        elif path is not None and os.path.basename(path) == "__init__.py":
+            sub = _module_file(os.path.dirname(path), [ref.name])
+            if sub is not None and os.path.abspath(sub) == kernel_file:
+                names.add(f"{local}.{kernel_name}")
+    return names
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
