@@ -193,6 +193,7 @@ def autotune(
     config_kwarg: Optional[str] = None,
     bench_method: Optional[str] = None,
     cache_dir: Optional[Union[str, Path]] = None,
+    autotune_timeout_s: Optional[float] = None,
 ) -> Callable[[Callable[..., Any]], Any]:
     """Decorator: tune a Python function over ``config_space`` and call it with the winner.
 
@@ -229,6 +230,12 @@ def autotune(
     every trial and before the final call, so those tensors end as one
     untuned call leaves them.  A config that raises is skipped (logged with
     its error); if all raise, TuningError lists each config and its error.
+    ``autotune_timeout_s`` (default ``TILETUNE_AUTOTUNE_TIMEOUT_S``, else 60):
+    a config whose warmup and timed calls together take longer is dropped
+    with that reason as soon as one of its calls returns past the budget, and
+    never cached (a call that never returns cannot be interrupted).
+    ``key_fn`` results that contain themselves or hold a NaN/infinity raise
+    TypeError (they could never be matched to a cached key).
 
     The returned callable takes extra keywords: ``autotune=False`` (no
     tuning: use the first config prune_fn keeps), ``autotune_verbose=True``
@@ -256,6 +263,7 @@ def autotune(
             config_kwarg=config_kwarg,
             bench_method=bench_method,
             cache_dir=cache_dir,
+            timeout_s=autotune_timeout_s,
         )
 
     return decorate

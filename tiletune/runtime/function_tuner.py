@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tiletune.errors import TuningError
 from tiletune.runtime import distributed as dd
+from tiletune.runtime.key_check import check_key
 from tiletune.tune import config_label, config_material, to_hashable, to_key_material
 
 __all__ = ["FunctionTuner"]
@@ -50,6 +51,31 @@ def _time_function(
     from tiletune.runtime import bench
 
     return bench.bench_counts(call, warmup, rep, before=before)
+
+
+#: Default per-config budget of the function tuner (seconds, warmup and timed calls together).
+DEFAULT_TIMEOUT_S = 60.0
+
+
+class ConfigTimeout(TuningError):
+    """A config's calls took longer than ``autotune_timeout_s``: it is dropped and never cached."""
+
+
+def config_timeout_s(value: Optional[float], owner: str) -> float:
+    """The per-config budget: ``value``, else ``TILETUNE_AUTOTUNE_TIMEOUT_S``, else :data:`DEFAULT_TIMEOUT_S`."""
+    source = "autotune_timeout_s"
+    if value is None:
+        env = os.environ.get("TILETUNE_AUTOTUNE_TIMEOUT_S", "").strip()
+        if not env:
+            return DEFAULT_TIMEOUT_S
+        value, source = env, "TILETUNE_AUTOTUNE_TIMEOUT_S"
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = float("nan")
+    if not seconds > 0 or seconds != seconds:
+        raise TuningError(f"tiletune: autotune of {owner}: {source}={value!r} is not a positive number of seconds")
+    return seconds
 
 
 def _function_source(fn: Callable[..., Any]) -> str:
@@ -132,6 +158,7 @@ class FunctionTuner:
         config_kwarg: Optional[str] = None,
         bench_method: Optional[str] = None,
         cache_dir: Optional[Union[str, Path]] = None,
+        timeout_s: Optional[float] = None,
     ) -> None:
         qual = name or f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', getattr(fn, '__name__', 'fn'))}"
         if not config_space:
@@ -159,6 +186,7 @@ class FunctionTuner:
         self.config_kwarg = config_kwarg
         self.bench_method = bench_method
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.timeout_s = config_timeout_s(timeout_s, qual)
         self.best_configs: Dict[Any, Mapping[str, Any]] = {}
         self._materials = [config_material(c) for c in space]
         self._labels = [config_label(c) for c in space]
@@ -221,7 +249,12 @@ class FunctionTuner:
                 raise TuningError(f"tiletune: {self.name}: prune_fn rejected every config for this call")
             return self._call_with(self.config_space[cands[0]], args, kwargs)
 
-        key = to_hashable(self.key_fn(*args, **kwargs)) if self.key_fn is not None else None
+        if self.key_fn is not None:
+            raw_key = self.key_fn(*args, **kwargs)
+            check_key(raw_key, self.name)
+            key = to_hashable(raw_key)
+        else:
+            key = None
         world = dd.group_size(autotune_pg)
         mem_key = (key, world)
         config = self.best_configs.get(mem_key)
@@ -309,9 +342,16 @@ class FunctionTuner:
 
         def bench_one(j: int) -> float:
             config = self.config_space[cands[j]]
+            deadline = time.perf_counter() + self.timeout_s
 
             def call() -> Any:
-                return self._call_with(config, args, kwargs)
+                result = self._call_with(config, args, kwargs)
+                if time.perf_counter() > deadline:
+                    raise ConfigTimeout(
+                        f"tiletune: {self.name}: config {labels[j]} took more than autotune_timeout_s="
+                        f"{self.timeout_s:g} s (warmup and timed calls together); dropped"
+                    )
+                return result
 
             before = restorer.restore if restorer else None
             if bench is None:

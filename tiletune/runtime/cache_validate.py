@@ -1,0 +1,198 @@
+"""Check a cached winner against the kernel and the target before it is launched.
+
+A cache file is JSON anyone can edit (or an older tiletune wrote); a value
+that is not what a tuning of *this* kernel on *this* target could have chosen
+must never reach a launch: a missing tiling parameter is a TypeError in the
+user's call, ``BLOCK=3`` fails in ``tl.arange``, ``BLOCK=-64`` launches a
+negative grid and leaves the output uninitialised.  :func:`config_problems`
+lists every reason an entry's config is unusable (``[]`` when none is known);
+the autotuner then warns with :class:`~tiletune.errors.TiletuneCacheWarning`
+(:func:`warn_bad_entry`) and tunes again, and the new winner replaces the bad
+entry.
+
+Checks, in order: the config is an object whose ``kwargs`` is an object; every
+name is a parameter of the kernel and not one the launch passes; every
+parameter a ``configs=[]`` search tunes (:func:`tiletune.analysis.tunability`)
+is present; tiling values are integers, at least the parameter's minimum,
+powers of two where a ``tl.arange`` needs it (``Param.power_of_two``) and
+within Triton's largest tensor; ``hints`` parameters hold one of the hinted
+values; ``num_warps``/``num_stages`` are sane integers; finally the target's
+hard limits, through the same :func:`tiletune.synthesis.synthesize.check_config`
+that synthesis and the lint use (capacity, element limit, static asserts).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import warnings
+from typing import Any, Iterable, List, Mapping, Optional, Sequence
+
+from tiletune.errors import TiletuneCacheWarning
+
+__all__ = ["config_problems", "warn_bad_entry", "TRITON_MAX_NUMEL", "MAX_NUM_WARPS", "MAX_NUM_STAGES"]
+
+#: Triton's largest tensor (``triton.language.TRITON_MAX_TENSOR_NUMEL``), also the largest arange extent.
+TRITON_MAX_NUMEL = 1 << 20
+#: 32 warps of 32 threads = 1024 threads, the most a CUDA block may have.
+MAX_NUM_WARPS = 32
+#: Deeper software pipelines than this are not something a tuning chooses.
+MAX_NUM_STAGES = 16
+
+
+def _triton_max_numel() -> int:
+    try:
+        import triton.language as tl
+
+        return int(getattr(tl, "TRITON_MAX_TENSOR_NUMEL", TRITON_MAX_NUMEL))
+    except Exception:  # triton missing or broken: the documented value
+        return TRITON_MAX_NUMEL
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    try:
+        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    except (TypeError, ValueError):
+        return a == b
+
+
+def _launch_options(config: Mapping[str, Any], nvidia: bool) -> List[str]:
+    out: List[str] = []
+    warps = config.get("num_warps")
+    if warps is not None:
+        if not _is_int(warps) or warps < 1 or warps & (warps - 1) or warps > MAX_NUM_WARPS:
+            out.append(f"num_warps={warps!r} is not a power of two between 1 and {MAX_NUM_WARPS}")
+    stages = config.get("num_stages")
+    if stages is not None:
+        low = 1 if nvidia else 0
+        if not _is_int(stages) or not low <= stages <= MAX_NUM_STAGES:
+            out.append(f"num_stages={stages!r} is not an integer between {low} and {MAX_NUM_STAGES}")
+    extra = config.get("extra")
+    if extra is not None and not isinstance(extra, Mapping):
+        out.append(f"'extra' is a {type(extra).__name__}, not an object")
+    return out
+
+
+def config_problems(
+    config: Any,
+    *,
+    kernel_name: str,
+    arg_names: Sequence[str],
+    spec: Any,
+    launch_names: Iterable[str] = (),
+    defaults: Optional[Mapping[str, Any]] = None,
+    hints: Optional[Mapping[str, Sequence[Any]]] = None,
+    shapes: Optional[Mapping[str, int]] = None,
+    dtypes: Optional[Mapping[str, str]] = None,
+    target: Any = None,
+) -> List[str]:
+    """Every reason the stored ``config`` (``{"kwargs": {...}, "num_warps": ..., ...}``) cannot be
+    launched for this kernel and target; ``[]`` when nothing is known to be wrong.
+
+    ``spec`` is the kernel's :class:`~tiletune.analysis.model.KernelSpec` (None
+    when the analysis failed: then only the checks that need no analysis run).
+    ``launch_names`` are the constexprs this launch passes, ``defaults`` the
+    live kernel's parameter defaults, ``hints`` the decorator's hints;
+    ``shapes``/``dtypes``/``target`` feed ``check_config`` (skipped when
+    ``target`` is None).  Never raises for the entry's contents.
+    """
+    if not isinstance(config, Mapping):
+        return [f"the config is a {type(config).__name__}, not an object"]
+    kwargs = config.get("kwargs")
+    if not isinstance(kwargs, Mapping):
+        return [f"the config's 'kwargs' is a {type(kwargs).__name__}, not an object"]
+    extra = config.get("extra") if isinstance(config.get("extra"), Mapping) else {}
+    values = {**{k: v for k, v in extra.items() if k not in ("num_ctas", "maxnreg")}, **kwargs}
+    nvidia = True
+    if target is not None:
+        nvidia = bool(getattr(_target(target), "is_nvidia", True))
+    problems = _launch_options(config, nvidia)
+    params = set(arg_names)
+    launch = set(launch_names)
+    for name in values:
+        if not isinstance(name, str) or name not in params:
+            problems.append(f"{name!r} is not a parameter of kernel {kernel_name!r}")
+        elif name in launch:
+            problems.append(f"{name} is passed at launch, so a config may not set it")
+    for name, allowed in (hints or {}).items():
+        if name in values and name not in launch and not any(_same_json(values[name], a) for a in allowed):
+            problems.append(f"{name}={values[name]!r} is not one of the hinted values {list(allowed)!r}")
+    if spec is None:
+        return problems
+    tiling = {p.name: p for p in spec.tiling_params}
+    try:
+        from tiletune.analysis.tunability import tunability
+
+        tuned = tunability(spec, launch_kwargs=list(launch), defaults=defaults).tuned
+    except Exception:  # an older analysis without the verdict: the tiling parameters not passed
+        tuned = tuple(n for n in tiling if n not in launch and n not in (defaults or {}))
+    missing = [n for n in tuned if n not in values]
+    if missing:
+        problems.append(f"tuned parameter(s) {', '.join(missing)} missing")
+    limit = _triton_max_numel()
+    bad_value = False
+    for name, p in tiling.items():
+        if name not in values or name in launch:
+            continue
+        v = values[name]
+        if not _is_int(v):
+            problems.append(f"{name}={v!r} is not an integer")
+        elif v < max(1, p.min_value):
+            problems.append(f"{name}={v} is below its minimum {max(1, p.min_value)}")
+        elif p.power_of_two and v & (v - 1):
+            problems.append(f"{name}={v} is not a power of two (it sizes a tl.arange)")
+        elif p.power_of_two and v > limit:
+            problems.append(f"{name}={v} exceeds Triton's largest tensor ({limit} elements)")
+        else:
+            continue
+        bad_value = True
+    if problems or bad_value or target is None:
+        return problems
+    return problems + _target_problems(spec, values, config, shapes, dtypes, target)
+
+
+def _target(target: Any) -> Any:
+    if isinstance(target, str):
+        try:
+            from tiletune.synthesis import get_target
+
+            return get_target(target)
+        except Exception:
+            return None
+    return target
+
+
+def _target_problems(spec: Any, values: Mapping[str, Any], config: Mapping[str, Any],
+                     shapes: Optional[Mapping[str, int]], dtypes: Optional[Mapping[str, str]], target: Any) -> List[str]:
+    try:
+        from tiletune.synthesis.synthesize import check_config
+
+        found = check_config(spec, dict(values), config.get("num_warps"), config.get("num_stages"),
+                             dict(shapes) if shapes else None, dict(dtypes or {}), target)
+    except Exception:  # noqa: BLE001 - a check that cannot run proves nothing either way
+        return []
+    name = getattr(_target(target), "name", target)
+    return [f"does not fit {name}: {why}" for why in found]
+
+
+_warned: set = set()
+_warned_lock = threading.Lock()
+
+
+def warn_bad_entry(path: Any, key: str, kernel_name: str, problems: Sequence[str]) -> None:
+    """Warn once per file, key and reasons (:class:`TiletuneCacheWarning`) that an entry is unusable."""
+    token = (str(path), key, tuple(problems))
+    with _warned_lock:
+        if token in _warned:
+            return
+        _warned.add(token)
+    warnings.warn(
+        f"tiletune: cached config of kernel {kernel_name!r} in {path} under key {key} is unusable "
+        f"({'; '.join(problems)}); re-tuning and replacing it",
+        TiletuneCacheWarning,
+        stacklevel=4,
+    )
