@@ -1,0 +1,81 @@
+"""NVIDIA rules: shared memory (hard), the register estimate, warps and vector width (preferences).
+
+Figures come from the :class:`~tiletune.synthesis.model.Target` (CUDA
+programming guide, see :mod:`tiletune.synthesis.targets`).  Preferences are
+``soft``: synthesis relaxes them when nothing else fits, ``check_config``
+does not report them.
+"""
+
+from __future__ import annotations
+
+from ...analysis.expr import Expr, const, emax, emin, sym
+from ..space import NUM_WARPS
+from .core import Constraint, DotTerm
+from .preds import Pred
+
+__all__ = ["access_rules", "dot_rules", "capacity_rules"]
+
+
+def access_rules(b, a, d: Expr, esize: int, bound) -> None:
+    """Vector width of the contiguous tile dim ``d``: >= 16 B per access (a preference).
+
+    When the kernel streams its data through a loop, an access outside the
+    loop (a per-program store of BLOCK_M row sums, a scale vector loaded once)
+    moves a negligible share of the bytes: its width is left to the cost's
+    transaction factor instead of removing narrow parallel tiles (BLOCK_M = 1
+    row per program) that can be the fastest.
+    """
+    if not a.in_loop and any(x.in_loop and x.kind == "load" for x in b.spec.accesses):
+        return
+    who = a.pointer or a.node
+    base = Pred.ge(d * esize, const(16))
+    text = f"{who}: contiguous tile dim {d} x {esize} B >= 16 B (vectorised access)"
+    if bound is not None:
+        base = Pred.any_of(base, Pred.ge(d, const(bound[1])))
+        text += f", unless it covers {bound[0]}'s whole extent ({bound[1]})"
+    b.add(Constraint(f"align:{who}", "align", base, text, check=False, soft=True))
+
+
+def dot_rules(b, i: int, m: Expr, n: Expr, k: Expr, adt: str, bdt: str) -> None:
+    """No hard per-dot rule on NVIDIA beyond the analysis' minimum sizes (in the domains)."""
+
+
+def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: list[Expr]) -> None:
+    """Shared memory per block (hard); registers and warps per tile (preferences)."""
+    t = b.target
+    if "live_bytes" in foot:
+        # Registers hold the live tiles except what is staged in shared memory
+        # (pipelined tl.dot operands); never less than the accumulators.
+        if dots and "shared_bytes" in foot:
+            foot["register_bytes"] = emax(foot["live_bytes"] - foot["shared_bytes"], foot.get("accumulator_bytes", const(0)))
+        else:
+            foot["register_bytes"] = foot["live_bytes"]
+    if "shared_bytes" in foot and t.shared_bytes:
+        need = foot["shared_bytes"]
+        text = f"shared memory: {need} <= {t.shared_bytes} B per block"
+        b.add(Constraint.within("shared", "capacity", need, t.shared_bytes, text, "shared memory"))
+    if "register_bytes" in foot:
+        need = foot["register_bytes"]
+        per_thread = t.max_registers_per_thread * 4  # live_bytes already counts index and pointer tiles
+        warps = sym(NUM_WARPS) if NUM_WARPS in b.names else const(b.space.env.get(NUM_WARPS, 4))
+        per_sm = ((t.registers_per_sm or 65536) - 1024) * 4  # less 1K registers for scalars
+        limit = emin(warps * (t.warp_size * per_thread), per_sm)
+        b.add(
+            Constraint.within(
+                "registers", "capacity", need, limit,
+                f"registers: live tiles {need} B <= min(num_warps x {t.warp_size} threads x {per_thread} B, {per_sm} B) "
+                f"({t.max_registers_per_thread} registers per thread, {t.registers_per_sm} per SM; "
+                "an estimate: spilling still runs, so it is relaxed when nothing else fits)",
+                "registers (estimate)", check=False, soft=True,
+            )
+        )
+    if NUM_WARPS in b.names and tile_numels:
+        biggest = emax(*tile_numels)
+        b.add(
+            Constraint(
+                "warps", "warps",
+                Pred.any_of(Pred.le(sym(NUM_WARPS) * t.warp_size, biggest), Pred.cmp("==", sym(NUM_WARPS), const(1))),
+                f"num_warps x {t.warp_size} threads <= the largest tile ({biggest} elements): no idle threads",
+                check=False, soft=True,
+            )
+        )
