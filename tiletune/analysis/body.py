@@ -106,6 +106,8 @@ def record_gaps(spec: KernelSpec, trace, external: Mapping[str, str]) -> None:
                 if not module.startswith("triton"):
                     continue
                 kind = "unknown op"
+            elif called and any(r.startswith(f"unresolved helper: {called}: ") for r in out):
+                continue  # the resolver already said why this helper was not followed
         reason = f"{kind}: {text}"
         if reason not in out:
             out.append(reason)

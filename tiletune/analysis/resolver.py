@@ -250,6 +250,7 @@ class _Walker:
         self.chain: list[Mapping] = [home.info.positions]
         self.seen: set[tuple[str, str]] = set()
         self.modules: dict[str, ModuleIndex] = {home.path: home}
+        self.visiting: set[tuple[str, str]] = set()
 
     def module(self, path: str) -> Optional[ModuleIndex]:
         if path not in self.modules:
@@ -263,8 +264,17 @@ class _Walker:
     def lookup(self, index: ModuleIndex, name: str, depth: int = 0) -> tuple[Optional[tuple[ModuleIndex, Any]], Optional[str]]:
         """Find ``name`` as seen from ``index``: ((module, FunctionDef | int | ModuleIndex), None)
         or (None, reason) when it is a project name that cannot be followed; (None, None) when external."""
+        if (index.path, name) in self.visiting:
+            return None, f"{name}: import cycle through {os.path.basename(index.path)}"
         if depth > _MAX_DEPTH:
-            return None, f"{name}: import chain deeper than {_MAX_DEPTH} (cycle?)"
+            return None, f"{name}: import chain deeper than {_MAX_DEPTH}"
+        self.visiting.add((index.path, name))
+        try:
+            return self._lookup(index, name, depth)
+        finally:
+            self.visiting.discard((index.path, name))
+
+    def _lookup(self, index: ModuleIndex, name: str, depth: int) -> tuple[Optional[tuple[ModuleIndex, Any]], Optional[str]]:
         if name in index.jit_defs:
             return (index, index.jit_defs[name]), None
         if name in index.constants:

@@ -1,0 +1,1 @@
+from .cycle_b import ping  # noqa: F401  (cycle_b imports ping from here: an import cycle)

@@ -1,0 +1,1 @@
+from .cycle_a import ping  # noqa: F401
