@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Iterable, Optional
 
-from .expr import Expr, const, esize_symbol
+from .expr import Expr, const, emax, esize_symbol
 from .model import DTYPE_BYTES, Shape
 
 __all__ = [
@@ -249,3 +249,73 @@ def shape_bytes(shape: Shape, dtype: Optional[str]) -> Optional[Expr]:
     """Bytes of a tile of ``shape`` and ``dtype`` (``None`` for an unknown shape)."""
     n = shape_elems(shape)
     return None if n is None else n * dtype_size(dtype)
+
+
+def join_vals(a: Val, b: Val) -> Val:
+    """The value of a variable after two control-flow paths that set it to ``a`` and ``b``."""
+    if a is b:
+        return a
+    if a.kind != b.kind:
+        if a.kind == "none":
+            return b
+        if b.kind == "none":
+            return a
+        return UNKNOWN
+    if a.kind == "tuple":
+        if len(a.items) != len(b.items):
+            return UNKNOWN
+        return a.with_(items=tuple(join_vals(x, y) for x, y in zip(a.items, b.items)))
+    if a.kind != "value":
+        return a
+    if a.shape == b.shape:
+        shape = a.shape
+    elif a.shape is None or b.shape is None:
+        shape = None
+    else:
+        shape = broadcast_shapes([a.shape, b.shape])
+    if a.dtype == b.dtype:
+        dtype = a.dtype
+    else:
+        dtype = promote(a, b)
+    return a.with_(
+        shape=shape,
+        dtype=dtype,
+        expr=_join_expr(a.expr, b.expr),
+        params=a.params | b.params,
+        tiles=a.tiles | b.tiles,
+        pids=a.pids | b.pids,
+        ptrs=a.ptrs | b.ptrs,
+        loads=a.loads | b.loads,
+        direct=a.direct | b.direct,
+        accs=a.accs | b.accs,
+        reduced=a.reduced or b.reduced,
+        unit=a.unit & b.unit if a.shape == b.shape else EMPTY,
+        varying=a.varying | b.varying if a.shape == b.shape else EMPTY,
+        literal=a.literal if a.literal == b.literal else None,
+    )
+
+
+def _join_expr(a: Optional[Expr], b: Optional[Expr]) -> Optional[Expr]:
+    """An integer set to ``a`` on one path and ``b`` on the other: their maximum.
+
+    The maximum is what sizes and trip counts need (the larger tile, the longer
+    loop); ``max(min(x, b), b)`` simplifies to ``b``.
+    """
+    if a is None or b is None:
+        return None
+    if a == b:
+        return a
+    if a.op == "min" and b in a.args:
+        return b
+    if b.op == "min" and a in b.args:
+        return a
+    return emax(a, b)
+
+
+def join_envs(a: dict[str, Val], b: dict[str, Val]) -> dict[str, Val]:
+    """Join the environments after the two branches of an ``if``."""
+    out = dict(a)
+    for k, v in b.items():
+        cur = out.get(k)
+        out[k] = v if cur is None else join_vals(cur, v)
+    return out

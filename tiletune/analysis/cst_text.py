@@ -1,0 +1,116 @@
+"""Cheap source text of libcst nodes, for graph labels and messages."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+__all__ = ["BINOP_TEXT", "node_text", "dotted_name", "root_name"]
+
+BINOP_TEXT = {
+    cst.Add: "+",
+    cst.Subtract: "-",
+    cst.Multiply: "*",
+    cst.Divide: "/",
+    cst.FloorDivide: "//",
+    cst.Modulo: "%",
+    cst.Power: "**",
+    cst.BitAnd: "&",
+    cst.BitOr: "|",
+    cst.BitXor: "^",
+    cst.LeftShift: "<<",
+    cst.RightShift: ">>",
+    cst.MatrixMultiply: "@",
+}
+
+
+_CMP_TEXT = {
+    cst.LessThan: "<",
+    cst.LessThanEqual: "<=",
+    cst.GreaterThan: ">",
+    cst.GreaterThanEqual: ">=",
+    cst.Equal: "==",
+    cst.NotEqual: "!=",
+    cst.Is: "is",
+    cst.IsNot: "is not",
+    cst.In: "in",
+    cst.NotIn: "not in",
+}
+
+
+_EMPTY_MODULE = cst.Module(body=[])
+
+
+def node_text(node: cst.CSTNode, limit: int = 60) -> str:
+    """Source text of an expression, rebuilt cheaply and shortened to ``limit`` characters."""
+    text = _text(node, 4)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return text
+
+
+def _text(node: cst.CSTNode, depth: int) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_text(node.value, depth)}.{node.attr.value}"
+    if depth <= 0:
+        return "..."
+    if isinstance(node, cst.Call):
+        args = ", ".join(
+            (f"{a.keyword.value}=" if a.keyword else "") + _text(a.value, depth - 1) for a in node.args
+        )
+        return f"{_text(node.func, depth)}({args})"
+    if isinstance(node, cst.BinaryOperation):
+        op = BINOP_TEXT.get(type(node.operator), "?")
+        return f"{_text(node.left, depth - 1)} {op} {_text(node.right, depth - 1)}"
+    if isinstance(node, cst.Comparison):
+        out = _text(node.left, depth - 1)
+        for c in node.comparisons:
+            out += f" {_CMP_TEXT.get(type(c.operator), '?')} {_text(c.comparator, depth - 1)}"
+        return out
+    if isinstance(node, cst.Subscript):
+        parts = []
+        for el in node.slice:
+            s = el.slice
+            if isinstance(s, cst.Index):
+                parts.append(_text(s.value, depth - 1))
+            else:
+                parts.append(":")
+        return f"{_text(node.value, depth)}[{', '.join(parts)}]"
+    if isinstance(node, (cst.Tuple, cst.List)):
+        inner = ", ".join(_text(e.value, depth - 1) for e in node.elements)
+        return f"({inner})" if isinstance(node, cst.Tuple) else f"[{inner}]"
+    if isinstance(node, cst.UnaryOperation):
+        op = {cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~", cst.Not: "not "}.get(type(node.operator), "")
+        return op + _text(node.expression, depth - 1)
+    if isinstance(node, cst.BooleanOperation):
+        op = "and" if isinstance(node.operator, cst.And) else "or"
+        return f"{_text(node.left, depth - 1)} {op} {_text(node.right, depth - 1)}"
+    if isinstance(node, cst.SimpleString):
+        return node.value
+    try:
+        return _EMPTY_MODULE.code_for_node(node)
+    except Exception:  # pragma: no cover - defensive
+        return type(node).__name__
+
+
+def dotted_name(node: cst.CSTNode) -> Optional[str]:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def root_name(node: cst.CSTNode) -> Optional[str]:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None

@@ -1,0 +1,121 @@
+"""Tile creation and scalar sources: ``tl.arange``, ``tl.zeros``/``tl.full``, ``tl.program_id``, ``tl.cdiv``, random numbers."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from ..expr import Expr, cdiv, sym
+from ..values import UNKNOWN, Val, broadcast_shapes
+from ..cst_text import dotted_name, node_text
+from ..trace import PID_PREFIX
+
+__all__ = ["CreationOps"]
+
+
+class CreationOps:
+    """Mixin of :class:`~tiletune.analysis.shapes.Interpreter`: tile creation and scalar sources: ``tl.arange``, ``tl.zeros``/``tl.full``, ``tl.program_id``, ``tl.cdiv``, random numbers."""
+
+    def shape_arg(self, v: Optional[Val]) -> Optional[tuple[Expr, ...]]:
+        """A shape argument: a tuple/list of integers, or a single integer."""
+        if v is None:
+            return None
+        if v.kind == "tuple":
+            dims = [it.expr for it in v.items]
+            return None if any(d is None for d in dims) else tuple(dims)
+        if v.kind == "value" and v.shape == () and v.expr is not None:
+            return (v.expr,)
+        return None
+
+    def _shape_evidence(self, shape: Optional[tuple[Expr, ...]], what: str, line: int) -> None:
+        if shape is None:
+            return
+        for d in shape:
+            for p in sorted(d.symbols()):
+                if p in self.constexprs:
+                    self.tile_use(p, f"{what} at line {line}")
+            if d.op == "sym" and d.args[0] in self.constexprs:
+                self.trace.pow2.add(d.args[0])  # every tile dimension is a power of two
+
+    def _dtype_arg(self, v: Optional[Val], default: Optional[str]) -> Optional[str]:
+        if v is None or v.kind == "none":
+            return default
+        if v.kind == "dtype":
+            return v.dtype
+        return None
+
+    def op_arange(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        start = a.get("start", UNKNOWN)
+        end = a.get("end", UNKNOWN)
+        line = self.line(node)
+        cparams = set(self.constexpr_syms(end)) | set(self.constexpr_syms(start))
+        for p in sorted(cparams):
+            self.tile_use(p, f"tl.arange extent at line {line}")
+            self.trace.pow2.add(p)
+        if start.expr is None or end.expr is None:
+            self.gap(node, "unknown access shape", f"tl.arange bounds in {node_text(node)} not understood")
+            shape = None
+        else:
+            shape = (end.expr - start.expr,)
+        nid = self.add_node("arange", node, shape, "int32", (start, end))
+        return Val(
+            shape=shape,
+            dtype="int32",
+            node=nid,
+            params=start.params | end.params,
+            tiles=frozenset(cparams),
+            unit=frozenset((0,)),
+            varying=frozenset((0,)),
+        )
+
+    def op_zeros(self, a: dict, pos, kws, node: cst.Call, what: str = "tl.zeros") -> Val:
+        shape = self.shape_arg(a.get("shape"))
+        line = self.line(node)
+        self._shape_evidence(shape, f"{what} shape", line)
+        if shape is None:
+            self.gap(node, "unknown access shape", f"shape of {node_text(node)} not understood")
+        dtype = self._dtype_arg(a.get("dtype"), "fp32")
+        nid = self.add_node("alloc", node, shape, dtype, [v for v in a.values() if v is not None])
+        return Val(shape=shape, dtype=dtype, node=nid)
+
+    def op_full(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        value = a.get("value")
+        out = self.op_zeros(a, pos, kws, node, what="tl.full")
+        if a.get("dtype") is None and value is not None:
+            out = out.with_(dtype=value.dtype)
+        return out
+
+    def op_zeros_like(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        x = a.get("input", UNKNOWN)
+        dtype = self._dtype_arg(a.get("dtype"), x.dtype)
+        nid = self.add_node("alloc", node, x.shape, dtype, (x,))
+        return Val(shape=x.shape, dtype=dtype, node=nid)
+
+    def op_program_id(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        ax = a.get("axis")
+        axis = ax.literal if ax is not None and isinstance(ax.literal, int) else 0
+        return Val(shape=(), dtype="int32", pids=frozenset((axis,)), expr=sym(f"{PID_PREFIX}{axis}"))
+
+    def op_num_programs(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        return Val(shape=(), dtype="int32")
+
+    def op_cdiv(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        x, d = a.get("x", UNKNOWN), a.get("div", UNKNOWN)
+        expr = cdiv(x.expr, d.expr) if x.expr is not None and d.expr is not None else None
+        shape = broadcast_shapes([x.shape, d.shape]) if x.kind == d.kind == "value" else None
+        return Val(shape=shape, expr=expr, dtype=x.dtype or "int32", weak=x.weak and d.weak, params=x.params | d.params, pids=x.pids | d.pids, tiles=x.tiles)
+
+    def op_random(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        off = a.get("offset", UNKNOWN)
+        shape = off.shape if off.kind == "value" else None
+        name = dotted_name(node.func) or ""
+        dtype = "int32" if "randint" in name else "fp32"
+        nid = self.add_node("elementwise", node, shape, dtype, (off,))
+        v = Val(shape=shape, dtype=dtype, node=nid)
+        if name.endswith("randint4x"):
+            return Val(kind="tuple", shape=None, items=(v, v, v, v))
+        return v
+
+    def op_range(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        return Val(kind="other", shape=None)

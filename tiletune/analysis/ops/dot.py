@@ -1,0 +1,56 @@
+"""``tl.dot``: operand extents, result dtype, accumulators."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..values import UNKNOWN, Val, shape_bytes
+from ..cst_text import node_text
+from ..trace import EMPTY, DotRec
+
+__all__ = ["DotOps"]
+
+
+class DotOps:
+    """Mixin of :class:`~tiletune.analysis.shapes.Interpreter`: ``tl.dot``: operand extents, result dtype, accumulators."""
+
+    def op_dot(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        x, y = a.get("input", UNKNOWN), a.get("other", UNKNOWN)
+        acc = a.get("acc")
+        if acc is not None and acc.kind == "none":
+            acc = None
+        m = n = k = None
+        shape = None
+        if x.shape and y.shape and len(x.shape) >= 2 and len(y.shape) >= 2:
+            m, k, n = x.shape[-2], x.shape[-1], y.shape[-1]
+            shape = tuple(x.shape[:-1]) + (n,)
+        else:
+            self.gap(node, "unknown dot extent", f"operand shapes of {node_text(node)} unknown")
+        out_dtype = self._dtype_arg(a.get("out_dtype"), None)
+        if acc is not None and acc.dtype is not None:
+            dtype = acc.dtype
+        elif out_dtype is not None:
+            dtype = out_dtype
+        elif x.dtype in ("int8", "uint8") or y.dtype in ("int8", "uint8"):
+            dtype = "int32"
+        else:
+            dtype = "fp32"
+        line = self.line(node)
+        for d in (m, n, k):
+            if d is not None and d.op == "sym" and d.args[0] in self.constexprs:
+                self.trace.dot_dims.setdefault(d.args[0], line)
+        inputs = [v for v in (x, y, acc) if v is not None]
+        nid = self.add_node("dot", node, shape, dtype, inputs)
+        loop = self.loop_stack[-1] if self.loop_stack else None
+        self.trace.dots.append(
+            DotRec(nid, self.span(node), x, y, acc, m, n, k, dtype, self.in_loop(), self.total_trips(), loop)
+        )
+        fed = x.loads | y.loads
+        for rec in self.trace.accesses:
+            if rec.node in fed:
+                rec.feeds_dot = True
+        if shape:
+            b = shape_bytes(shape, dtype)
+            if b is not None and acc is None:
+                self._stmt_temps[nid] = b
+        return Val(shape=shape, dtype=dtype, node=nid, accs=frozenset((nid,)) | (acc.accs if acc is not None else EMPTY))

@@ -1,0 +1,149 @@
+"""Memory operations: loads, stores, atomics, block pointers and tensor descriptors."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..expr import NUM_STAGES, sym
+from ..values import NONE, UNKNOWN, Val, broadcast_shapes, shape_bytes
+from ..cst_text import node_text
+from ..trace import EMPTY, AccessRec, ScratchRec
+
+__all__ = ["MemoryOps"]
+
+
+class MemoryOps:
+    """Mixin of :class:`~tiletune.analysis.shapes.Interpreter`: loads, stores, atomics, block pointers and tensor descriptors."""
+
+    def _access_common(self, p: Val, node: cst.Call):
+        """(pointer param, shape, block_ptr, contiguous_dim, order) of an address operand."""
+        if p.kind in ("blockptr", "desc"):
+            shape = p.block_shape
+            cdim = None
+            if shape is not None and shape:
+                cdim = len(shape) - 1
+                if p.order and isinstance(p.order[0], int) and 0 <= p.order[0] < len(shape):
+                    cdim = p.order[0]
+            return p.base, shape, True, cdim
+        if p.kind != "value":
+            return None, None, False, None
+        ptr = self.choose_pointer(p)
+        shape = p.shape
+        cdim = None
+        if shape:
+            unit = sorted(d for d in p.unit if d < len(shape))
+            cdim = unit[-1] if unit else len(shape) - 1
+        return ptr, shape, False, cdim
+
+    def _record_access(self, kind: str, nid: str, node: cst.Call, ptr, shape, block_ptr, cdim, value_dtype) -> AccessRec:
+        loop = self.loop_stack[-1] if self.loop_stack else None
+        rec = AccessRec(
+            node=nid,
+            kind=kind,
+            span=self.span(node),
+            pointer=ptr,
+            shape=shape,
+            dtype=f"elem:{ptr}" if ptr else None,
+            in_loop=self.in_loop(),
+            trips=self.total_trips(),
+            contiguous_dim=cdim,
+            block_ptr=block_ptr,
+            loop=loop,
+            value_dtype=value_dtype,
+            scalar=shape == (),
+        )
+        self.trace.accesses.append(rec)
+        if ptr is not None:
+            self.mark_pointer(ptr, f"{kind} address at line {self.line(node)}")
+        return rec
+
+    def op_load(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        p = a.get("pointer", UNKNOWN)
+        ptr, shape, block_ptr, cdim = self._access_common(p, node)
+        if ptr is None:
+            self.gap(node, "unknown access shape", f"pointer of {node_text(node)} not traced to a parameter")
+        dtype = f"elem:{ptr}" if ptr else None
+        inputs = [v for v in (p, a.get("mask"), a.get("other")) if v is not None]
+        nid = self.add_node("load", node, shape, dtype, inputs)
+        self._record_access("load", nid, node, ptr, shape, block_ptr, cdim, dtype)
+        v = Val(shape=shape, dtype=dtype, node=nid, loads=frozenset((nid,)), direct=frozenset((nid,)))
+        if shape:
+            b = shape_bytes(shape, dtype)
+            if b is not None:
+                self._stmt_temps[nid] = b * sym(NUM_STAGES) if self.in_loop() else b
+        return v
+
+    def op_store(self, a: dict, pos, kws, node: cst.Call, kind: str = "store") -> Val:
+        p = a.get("pointer", UNKNOWN)
+        value = a.get("value", a.get("val", UNKNOWN))
+        ptr, shape, block_ptr, cdim = self._access_common(p, node)
+        if not block_ptr and value.kind == "value" and value.shape is not None and shape is not None:
+            shape = broadcast_shapes([shape, value.shape])
+            if shape and cdim is None:
+                cdim = len(shape) - 1
+        if ptr is None:
+            self.gap(node, "unknown access shape", f"pointer of {node_text(node)} not traced to a parameter")
+        inputs = [v for v in (p, value, a.get("mask"), a.get("cmp")) if v is not None]
+        dtype = f"elem:{ptr}" if ptr else value.dtype
+        nid = self.add_node(kind, node, shape, dtype, inputs)
+        self._record_access(kind, nid, node, ptr, shape, block_ptr, cdim, value.dtype)
+        if value.kind == "value" and value.shape:
+            if value.accs and kind == "atomic":
+                # (a plain store is done from the dot's layout; an atomic converts it)
+                rows = next((d.m for d in self.trace.dots if d.node in value.accs and d.m is not None), None)
+                self.trace.scratch.append(ScratchRec("store_acc", nid, value.shape, value.dtype, None, self.line(node), self.in_loop(), rows))
+            elif value.reduced:
+                self.trace.scratch.append(ScratchRec("store_reduced", nid, value.shape, value.dtype, None, self.line(node), self.in_loop()))
+        if kind == "atomic":
+            return Val(shape=shape, dtype=dtype, node=nid)
+        return NONE
+
+    def op_make_block_ptr(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        base = a.get("base", UNKNOWN)
+        ptr = self.choose_pointer(base) if base.kind == "value" else base.base
+        line = self.line(node)
+        block_shape = self.shape_arg(a.get("block_shape"))
+        self._shape_evidence(block_shape, "make_block_ptr block_shape", line)
+        if block_shape is None:
+            self.gap(node, "unknown access shape", "block_shape of tl.make_block_ptr not understood")
+        order_v = a.get("order")
+        order = None
+        if order_v is not None and order_v.kind == "tuple":
+            order = tuple(it.literal for it in order_v.items)
+        shape_v = a.get("shape")
+        if block_shape is not None and shape_v is not None and shape_v.kind == "tuple" and len(shape_v.items) == len(block_shape):
+            for d, full in zip(block_shape, shape_v.items):
+                tiles = frozenset(s for s in d.symbols() if s in self.constexprs)
+                if tiles and full.params:
+                    self.trace.binds.append((tiles, full.params, line, f"block_shape {d} within shape {full.expr if full.expr is not None else '?'}"))
+        if ptr is not None:
+            self.mark_pointer(ptr, f"tl.make_block_ptr base at line {line}")
+        inputs = [v for v in a.values() if v is not None and v.kind == "value"]
+        nid = self.add_node("other", node, block_shape, f"elem:{ptr}" if ptr else None, inputs)
+        offs = a.get("offsets")
+        pids = frozenset().union(*(it.pids for it in offs.items)) if offs is not None and offs.kind == "tuple" else EMPTY
+        return Val(kind="blockptr", shape=None, block_shape=block_shape, order=order, base=ptr, node=nid, pids=pids, params=base.params)
+
+    def op_make_tensor_descriptor(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        v = self.op_make_block_ptr(a, pos, kws, node)
+        return v.with_(kind="desc", order=None)
+
+    def descriptor_op(self, desc: Val, name: str, pos: list[Val], kws: dict, node: cst.Call) -> Val:
+        if name == "load":
+            return self.op_load({"pointer": desc}, pos, kws, node)
+        if name == "store":
+            value = pos[2] if len(pos) > 2 else kws.get("value", UNKNOWN)
+            return self.op_store({"pointer": desc, "value": value}, pos, kws, node)
+        if name.startswith("atomic_"):
+            value = pos[2] if len(pos) > 2 else kws.get("value", UNKNOWN)
+            return self.op_store({"pointer": desc, "value": value}, pos, kws, node, kind="atomic")
+        self.gap(node, "unknown op", f"tensor descriptor method {name} not understood")
+        return UNKNOWN
+
+    def op_advance(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        base = a.get("base", UNKNOWN)
+        if base.kind != "blockptr":
+            self.gap(node, "unknown op", "tl.advance of something that is not a block pointer")
+            return UNKNOWN
+        nid = self.add_node("other", node, base.block_shape, f"elem:{base.base}" if base.base else None, [base, a.get("offsets", UNKNOWN)])
+        return base.with_(node=nid)

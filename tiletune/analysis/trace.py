@@ -1,0 +1,116 @@
+"""What the body interpreter (:mod:`.shapes`) records: the :class:`Trace` and its records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import networkx as nx
+
+from .expr import Expr
+from .liveness import LiveRanges
+from .model import Shape, Span
+from .values import Val
+
+__all__ = ["GAP_KINDS", "PID_PREFIX", "AccessRec", "DotRec", "ScratchRec", "LoopRec", "Trace", "public_expr"]
+
+EMPTY: frozenset = frozenset()
+
+GAP_KINDS = ("unknown op", "unknown access shape", "unknown dot extent", "unresolved helper")
+
+
+PID_PREFIX = "__pid_"
+
+
+def public_expr(e: Optional[Expr]) -> Optional[Expr]:
+    """``e`` if it mentions no program id, else None."""
+    if e is None or any(s.startswith(PID_PREFIX) for s in e.symbols()):
+        return None
+    return e
+
+
+@dataclass
+class AccessRec:
+    """A load/store/atomic as the interpreter saw it."""
+
+    node: str
+    kind: str
+    span: Span
+    pointer: Optional[str]
+    shape: Shape
+    dtype: Optional[str]
+    in_loop: bool
+    trips: Optional[Expr]
+    contiguous_dim: Optional[int]
+    block_ptr: bool
+    loop: Optional[int] = None  # index into Trace.loops of the innermost loop
+    feeds_dot: bool = False
+    value_dtype: Optional[str] = None  # dtype of the stored value / loaded result
+    scalar: bool = False
+
+
+@dataclass
+class DotRec:
+    """A ``tl.dot`` as the interpreter saw it."""
+
+    node: str
+    span: Span
+    a: Val
+    b: Val
+    acc: Optional[Val]
+    m: Optional[Expr]
+    n: Optional[Expr]
+    k: Optional[Expr]
+    out_dtype: Optional[str]
+    in_loop: bool
+    trips: Optional[Expr]
+    loop: Optional[int] = None
+
+
+@dataclass
+class ScratchRec:
+    """An operation that may need shared-memory scratch (reduce, scan, trans, ...)."""
+
+    kind: str  # "reduce", "scan", "trans", "reshape", "join", "split", "histogram", "gather", "sort",
+    # "broadcast" (a loaded 1-D tile expanded to 2-D), "store_acc" (a dot result stored), "store_reduced"
+    node: str
+    shape: Shape  # input shape (the stored value's for store_*)
+    dtype: Optional[str]
+    axis: Optional[int]
+    line: int
+    in_loop: bool
+    rows: Optional[Expr] = None  # store_acc: the dot's M
+
+
+@dataclass
+class LoopRec:
+    """A ``for``/``while`` loop."""
+
+    line: int
+    trips: Optional[Expr]  # of this loop alone
+    total_trips: Optional[Expr]  # product with the enclosing loops
+    parent: Optional[int]
+    num_stages: Optional[Expr] = None  # tl.range(..., num_stages=...)
+
+
+@dataclass
+class Trace:
+    """What :class:`Interpreter` found (see the module docstring)."""
+
+    tile_uses: dict[str, list[str]] = field(default_factory=dict)  # constexpr -> reasons it sizes a tile
+    pow2: set[str] = field(default_factory=set)
+    reduction_steps: list[tuple[str, frozenset, int, str]] = field(default_factory=list)  # (param, bound params, line, how)
+    grid_strides: list[tuple[str, int]] = field(default_factory=list)
+    pid_mults: list[tuple[str, frozenset, int]] = field(default_factory=list)  # (param, axes, line)
+    binds: list[tuple[frozenset, frozenset, int, str]] = field(default_factory=list)  # (tile params, other params, line, text)
+    pointer_uses: dict[str, str] = field(default_factory=dict)  # param -> first reason
+    dot_dims: dict[str, int] = field(default_factory=dict)  # param -> line
+    accesses: list[AccessRec] = field(default_factory=list)
+    dots: list[DotRec] = field(default_factory=list)
+    scratch: list[ScratchRec] = field(default_factory=list)
+    loops: list[LoopRec] = field(default_factory=list)
+    static_asserts: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    gaps: list[tuple[str, str]] = field(default_factory=list)  # (kind, "line N: text"): where the analysis gave up
+    graph: nx.DiGraph = field(default_factory=nx.DiGraph)
+    live: LiveRanges = field(default_factory=LiveRanges)
