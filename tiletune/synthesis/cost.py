@@ -68,6 +68,7 @@ import numpy as np
 from ..analysis.expr import NUM_STAGES
 from ..analysis.model import Role
 from .constraints import Model, evaluate
+from .ascend_cost import alignment_factor
 from .enumerate import Table
 from .space import MULTIBUFFER, NUM_WARPS
 
@@ -138,6 +139,8 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
             # pipelining keeps depth iterations in flight, but never more than the loop has
             load_iter += b * (np.minimum(depth_loop, np.maximum(_arr(model, at.trips, env, n), 1.0)) if at.in_loop else 1.0)
     tx = np.where(total_bytes > 0, weighted / np.maximum(total_bytes, 1.0), 1.0)
+    if t.is_ascend:  # 32-byte rounding of unaligned UB transfers (ascend_cost.py)
+        tx = tx * alignment_factor(model, env, n)
 
     # --- flops ---
     total_flops = np.zeros(n)

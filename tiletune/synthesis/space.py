@@ -434,6 +434,9 @@ def build_space(
             hi = numel_cap
             hi_why = f"{p.name} <= {numel_cap} (Triton's largest tensor)"
         values = _pow2_between(lo, hi)
+        if target.is_ascend:
+            vars_.append(_ascend_tile_var(spec, p, values, lo, hi, lo_why, hi_why, bound_val, target, norm_dtypes))
+            continue
         vars_.append(
             Var(
                 p.name,
@@ -507,3 +510,21 @@ def _intlike(v: Any) -> bool:
         return int(v) == v
     except (TypeError, ValueError):
         return False
+
+
+def _ascend_tile_var(spec, p: Param, values: list[int], lo: int, hi: int, lo_why: str, hi_why: str,
+                     bound_val: Optional[int], target: Target, dtypes: Mapping[str, str]) -> Var:
+    """A tiling parameter on Ascend: powers of two plus split sizes, none required (see :mod:`.ascend_space`).
+
+    A whole-extent (inner) tile keeps the covering power of two as its lower
+    bound (what Triton-Ascend's generator and liger-kernel's launchers use:
+    ``next_power_of_2(n_cols)``), although ``tl.arange(0, n_cols)`` itself
+    would compile there.
+    """
+    from .ascend_space import split_values
+
+    if bound_val is not None:
+        min_esize = min((DTYPE_BYTES[d] for d in dtypes.values()), default=4)
+        values = sorted(set(values) | set(split_values(spec, p, int(bound_val), target, lo, hi, min_esize)))
+    values = [v for v in values if lo <= v <= hi] or values
+    return Var(p.name, "tile", values, codes=list(values), param=p, lo=lo, hi=hi, lo_why=lo_why, hi_why=hi_why)
