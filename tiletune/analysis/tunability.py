@@ -24,13 +24,14 @@ names the kernel's own literal configs set.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
 from .model import KernelSpec
 
-__all__ = ["Tunability", "tunability", "is_meta_lookup", "config_names"]
+__all__ = ["Tunability", "tunability", "fixed_values", "is_meta_lookup", "config_names"]
 
 # meta["X"], meta.get("X"), cfg.kwargs["X"], config.all_kwargs()["X"], kwargs.get('X', 1) ...
 _LOOKUP = re.compile(r"""^[A-Za-z_][\w.]*(?:\(\))?\s*(?:\[\s*(['"])(?P<a>\w+)\1\s*\]|\.get\(\s*(['"])(?P<b>\w+)\3\s*(?:,.*)?\))$""", re.S)
@@ -143,3 +144,39 @@ def tunability(
         searchable=tuple(searchable),
         config_set=config_names(spec),
     )
+
+
+def fixed_values(
+    spec: KernelSpec, verdict: Tunability, known: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Values for the tiling constexprs ``verdict`` leaves alone.
+
+    ``known`` gives values the caller has (launch arguments at run time;
+    ``--shape``/``--fixed`` for ``synth-configs``); a literal default in the
+    signature is used otherwise.  Returns ``(values, missing)``: ``missing``
+    maps each fixed name with no value to why it is fixed, so the caller can
+    ask for it instead of guessing.
+    """
+    values: dict[str, Any] = {}
+    missing: dict[str, str] = {}
+    params = {p.name: p for p in spec.params}
+    for name, why in verdict.fixed.items():
+        if name in known:
+            values[name] = known[name]
+            continue
+        default = _literal_int(params[name].default) if name in params else None
+        if default is not None and not why.startswith("passed at launch"):
+            values[name] = default
+        else:
+            missing[name] = why
+    return values, missing
+
+
+def _literal_int(text: Optional[str]) -> Optional[int]:
+    if text is None:
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
