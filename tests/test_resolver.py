@@ -102,3 +102,35 @@ def test_launch_forwarding_a_config_value_does_not_fix_it():
 )
 def test_meta_lookup(name, text, expected):
     assert is_meta_lookup(name, text) is expected
+
+
+# ----- the verdict at the command line ---------------------------------------------------
+def _run(*argv: str):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "tiletune.synthesis.cli", *argv], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_synth_configs_warns_on_an_incomplete_kernel_and_stays_safe():
+    proc = _run(str(PKG / "kernels" / "broken.py"), "--kernel", "lost_kernel", "--shape", "n=1000000",
+                "--target", "h100", "--top-k", "64", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: the analysis of kernel 'lost_kernel' is incomplete: unresolved helper: vanished_helper" in proc.stderr
+    import json
+
+    configs = json.loads(proc.stdout)["configs"]
+    assert configs and all(c["kwargs"]["BLOCK"] >= 16 for c in configs)  # a tl.dot may hide in the helper
+
+
+def test_synth_configs_asks_for_a_launch_fixed_value_and_never_emits_it():
+    args = [str(PKG / "kernels" / "matmul.py"), "--kernel", "matmul_kernel", "--shape", "M=512", "--shape", "N=512",
+            "--shape", "K=512", "--target", "h100"]
+    proc = _run(*args)
+    assert proc.returncode == 2
+    assert "kernel 'matmul_kernel': BLOCK_K is not tuned (passed at launch" in proc.stderr
+    assert "--fixed BLOCK_K=<value>" in proc.stderr
+    proc = _run(*args, "--fixed", "BLOCK_K=64")
+    assert proc.returncode == 0, proc.stderr
+    assert "BLOCK_M" in proc.stdout and "BLOCK_K" not in proc.stdout

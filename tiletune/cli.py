@@ -113,6 +113,21 @@ def format_module(module: Any, kernels: Sequence[Any], out: TextIO) -> None:
 def _format_kernel(k: Any, out: TextIO) -> None:
     w = out.write
     w(f"kernel {k.name}  ({k.file or '<source>'}:{k.span.line})\n")
+    if k.complete:
+        w("  analysis: complete\n")
+    else:
+        w(f"  analysis: INCOMPLETE ({len(k.incomplete)} gap(s); synthesis keeps only configs safe under them)\n")
+        for reason in k.incomplete:
+            w(f"    - {reason}\n")
+    from .analysis.tunability import tunability
+
+    verdict = tunability(k)
+    if verdict.tuned or verdict.fixed:
+        w("  tuned: " + (", ".join(verdict.tuned) or "none") + "\n")
+        for name, why in verdict.fixed.items():
+            w(f"  not tuned: {name} ({why})\n")
+    if k.helpers:
+        w("  helpers followed: " + ", ".join(k.helpers) + "\n")
     if k.decorators:
         w("  decorators: " + ", ".join(f"@{d.qualname}{'(...)' if d.has_call else ''} [{d.kind}]" for d in k.decorators) + "\n")
     if k.autotune is not None:

@@ -213,6 +213,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     out, err = sys.stdout, sys.stderr
     try:
         from ..analysis import analyze_file
+        from ..analysis.tunability import fixed_values, tunability
+        from .incomplete import unknown_guards
         from .synthesize import synthesize
         from .targets import detect, get_target
 
@@ -245,7 +247,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if as_fixed:
             err.write(f"note: {', '.join(as_fixed)} given with --shape: fixed, not searched (as --fixed)\n")
         target = get_target(args.target) if args.target else detect()
-        result = synthesize(spec, shapes, dtypes, target, hints=hints or None, fixed=fixed or None, top_k=args.top_k)
+        verdict = tunability(spec)
+        values, missing = fixed_values(spec, verdict, {**shapes, **fixed})
+        if missing:
+            raise _UsageError(
+                f"kernel {spec.name!r}: " + "; ".join(f"{n} is not tuned ({why})" for n, why in missing.items())
+                + ". Its value enters the model: pass it with " + " ".join(f"--fixed {n}=<value>" for n in missing)
+            )
+        fixed.update(values)
+        prune = unknown_guards(spec, target, verdict.tuned, fixed)
+        if not spec.complete:
+            err.write(
+                f"warning: the analysis of kernel {spec.name!r} is incomplete: " + "; ".join(spec.incomplete)
+                + ". Only configs safe under every unknown are printed (no two tiling values over Triton's "
+                + "element limit, no tiling value under 16 where a tl.dot may hide, unknown tiles assumed live); "
+                + "measure them before trusting the ranking.\n"
+            )
+        result = synthesize(spec, shapes, dtypes, target, hints=hints or None, fixed=fixed or None, top_k=args.top_k,
+                            prune=prune or None)
     except _UsageError as exc:
         err.write(f"synth-configs: error: {exc}\n")
         return 2
