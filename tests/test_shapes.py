@@ -554,3 +554,66 @@ def test_gaps_record_where_the_analysis_gave_up():
     assert all(text.startswith("line ") and text in trace.notes for _, text in trace.gaps)
     _, clean = interpret("o = tl.arange(0, BLOCK)\ntl.store(y_ptr + o, tl.load(x_ptr + o))")
     assert clean.gaps == [] and clean.notes == []
+
+
+# ----- known constexpr values: dead branches ---------------------------------------
+LN_PARAMS = "x_ptr, res, res_out, y_ptr, N, HAS_RESIDUAL: tl.constexpr, STORE_RESIDUAL_OUT: tl.constexpr, BLOCK: tl.constexpr"
+LN_BODY = """
+o = tl.arange(0, BLOCK)
+x = tl.load(x_ptr + o, mask=o < N)
+if HAS_RESIDUAL:
+    x += tl.load(res + o, mask=o < N)
+if not STORE_RESIDUAL_OUT:
+    pass
+else:
+    tl.store(res_out + o, x, mask=o < N)
+tl.store(y_ptr + o, x, mask=o < N)
+"""
+
+
+def _ln(constants=None, body=LN_BODY, params=LN_PARAMS):
+    src = HEADER + f"@triton.jit\ndef k({params}):\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + "\n"
+    return analyze_source(src, "k.py", constants=constants).kernels[0]
+
+
+def test_constexpr_flags_resolve_branches():
+    both = _ln()
+    assert {a.pointer for a in both.accesses} == {"x_ptr", "res", "res_out", "y_ptr"}
+    off = _ln({"HAS_RESIDUAL": False, "STORE_RESIDUAL_OUT": False, "res": None, "res_out": None})
+    assert {a.pointer for a in off.accesses} == {"x_ptr", "y_ptr"}
+    assert not off.param("res").is_pointer and not off.param("res_out").is_pointer
+    assert str(off.footprint.live_bytes) != str(both.footprint.live_bytes)
+    on = _ln({"HAS_RESIDUAL": True, "STORE_RESIDUAL_OUT": 1})
+    assert {a.pointer for a in on.accesses} == {"x_ptr", "res", "res_out", "y_ptr"}
+    assert off.param("BLOCK").tiling and off.notes == []
+
+
+def test_none_pointers_elif_ifexp_and_helpers():
+    body = """
+    o = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + o)
+    if res is not None and HAS_RESIDUAL:
+        x += tl.load(res + o)
+    elif BLOCK > 4096:
+        x = x * 2
+    else:
+        x = _bump(x, res_out, o, STORE_RESIDUAL_OUT)
+    y = tl.load(res_out + o) if STORE_RESIDUAL_OUT else x
+    tl.store(y_ptr + o, y)
+    """
+    helper = "@triton.jit\ndef _bump(x, p, o, FLAG: tl.constexpr):\n    if FLAG:\n        tl.store(p + o, x)\n    return x\n\n\n"
+    src = HEADER + helper + f"@triton.jit\ndef k({LN_PARAMS}):\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + "\n"
+    k = analyze_source(src, "k.py", constants={"res": None, "STORE_RESIDUAL_OUT": False}).kernel("k")
+    assert {a.pointer for a in k.accesses} == {"x_ptr", "y_ptr"}
+    k = analyze_source(src, "k.py", constants={"res": None}).kernel("k")
+    assert {a.pointer for a in k.accesses} == {"x_ptr", "res_out", "y_ptr"}
+    k = analyze_source(src, "k.py").kernel("k")
+    assert {a.pointer for a in k.accesses} == {"x_ptr", "res", "res_out", "y_ptr"}
+
+
+def test_module_constant_flag_and_shadowing():
+    src = HEADER + "DEBUG: tl.constexpr = 0\n\n\n@triton.jit\ndef k(x_ptr, y_ptr, BLOCK: tl.constexpr):\n" \
+        "    o = tl.arange(0, BLOCK)\n    if DEBUG:\n        tl.store(y_ptr + o, tl.load(x_ptr + o))\n" \
+        "    DEBUG2 = tl.load(x_ptr)\n    if DEBUG2:\n        tl.store(x_ptr + o, o)\n"
+    k = analyze_source(src, "k.py").kernels[0]
+    assert [a.pointer for a in k.accesses] == ["x_ptr", "x_ptr"]

@@ -15,7 +15,7 @@ filled in.  It runs four passes, each in its own module:
 
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Any, Mapping, Optional
 
 import libcst as cst
 
@@ -65,6 +65,7 @@ def analyze_body(
     module_constants: Mapping[str, int],
     helpers: Optional[Mapping[str, cst.FunctionDef]] = None,
     external: Optional[Mapping[str, str]] = None,
+    constants: Optional[Mapping[str, Any]] = None,
 ) -> None:
     """Fill ``spec`` from the body of ``func``.
 
@@ -74,12 +75,15 @@ def analyze_body(
     module to their definitions so that calls to them are followed; by default
     they are found among the nodes of ``positions`` (:func:`module_helpers`).
     ``external`` maps names imported from outside the project to their
-    module (see :func:`record_gaps`).  Constructs the analysis does not
+    module (see :func:`record_gaps`).  ``constants`` (optional) gives known
+    parameter values (a launch's constexpr flags, ``None`` pointers):
+    branches they decide are resolved and the dead side counts for nothing.
+    Constructs the analysis does not
     understand become notes on ``spec``.
     """
     if helpers is None:
         helpers = module_helpers(positions)
-    trace = Interpreter(spec, positions, module_constants, helpers).run(func)
+    trace = Interpreter(spec, positions, module_constants, helpers, constants).run(func)
     classify_params(spec, trace)
     fill_records(spec, trace)
     spec.footprint = compute_footprint(spec, trace)

@@ -104,6 +104,9 @@ class ExprEval:
         return Val(kind="other", shape=None, literal=Ellipsis)
 
     def ev_ifexp(self, node: cst.IfExp) -> Val:
+        known = self.static_test(node.test)
+        if known is not None:
+            return self.ev(node.body if known else node.orelse)
         self.ev(node.test)
         return join_vals(self.ev(node.body), self.ev(node.orelse))
 

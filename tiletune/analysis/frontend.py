@@ -16,7 +16,7 @@ import inspect
 import os
 import textwrap
 import traceback
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Union
 
 from ..errors import AnalysisError
 from . import body as _body
@@ -32,13 +32,16 @@ __all__ = ["analyze_source", "analyze_file", "analyze_kernel", "SourceInfo"]
 
 
 # ----- entry points ------------------------------------------------------------
-def analyze_source(source: str, file: Optional[str] = None) -> ModuleSpec:
+def analyze_source(source: str, file: Optional[str] = None, constants: Optional[Mapping[str, Any]] = None) -> ModuleSpec:
     """Analyse Python source text and return every Triton kernel in it.
 
-    ``file`` only labels positions and errors.  Raises :class:`AnalysisError`
+    ``file`` only labels positions and errors.  ``constants`` gives known
+    parameter values by name (constexpr flags, ``None`` pointers) for every
+    kernel that has them: branches they decide are resolved and the dead side
+    counts for nothing.  Raises :class:`AnalysisError`
     (``file:line:col: invalid syntax: ...``) when the text does not parse.
     """
-    return _analyze(source, file, force=None)
+    return _analyze(source, file, force=None, constants=constants)
 
 
 def analyze_file(path: Union[str, "os.PathLike[str]"]) -> ModuleSpec:
@@ -52,14 +55,17 @@ def analyze_file(path: Union[str, "os.PathLike[str]"]) -> ModuleSpec:
     return _analyze(read_source(file), file, force=None, project=True)
 
 
-def analyze_kernel(obj: Any, name: Optional[str] = None) -> KernelSpec:
+def analyze_kernel(obj: Any, name: Optional[str] = None, constants: Optional[Mapping[str, Any]] = None) -> KernelSpec:
     """Analyse a live kernel object: a ``triton.JITFunction``, an interpreter
     ``InterpretedFunction``, an ``Autotuner``/``Heuristics`` (or any wrapper
     with a ``.fn`` chain down to the Python function) or a plain function.
 
     The whole defining file is analysed when it can be read, so decorators and
     launch sites are known; otherwise the function's own source is.  ``name``
-    picks the kernel (default: the function's ``__name__``).
+    picks the kernel (default: the function's ``__name__``).  ``constants``
+    specialises the analysis with a launch's known values (constexpr flags,
+    ``None`` for pointers passed as ``None``): branches they decide are
+    resolved, and what only a dead branch uses needs no dtype and no space.
     """
     fn = _python_function(obj)
     if fn is None:
@@ -77,7 +83,7 @@ def analyze_kernel(obj: Any, name: Optional[str] = None) -> KernelSpec:
         file = None
     if file and os.path.isfile(file):
         try:
-            spec = _select(_analyze(read_source(file), file, force=(kname, first_line)), kname, first_line, strict=True)
+            spec = _select(_analyze(read_source(file), file, force=(kname, first_line), constants=constants), kname, first_line, strict=True)
         except AnalysisError:
             spec = None
         if spec is not None:
@@ -86,7 +92,7 @@ def analyze_kernel(obj: Any, name: Optional[str] = None) -> KernelSpec:
     for text, start in _function_sources(obj, fn):
         snippet = "\n" * max(start - 1, 0) + textwrap.dedent(text)
         try:
-            module = _analyze(snippet, file, force=(kname, start))
+            module = _analyze(snippet, file, force=(kname, start), constants=constants)
         except AnalysisError:
             continue
         spec = _select(module, kname, start, strict=False)
@@ -104,20 +110,22 @@ def analyze_kernel(obj: Any, name: Optional[str] = None) -> KernelSpec:
 _Force = Optional[tuple[str, Optional[int]]]  # (name, line) of a def to treat as a kernel
 
 
-def _analyze(source: str, file: Optional[str], force: _Force, project: bool = False) -> ModuleSpec:
+def _analyze(source: str, file: Optional[str], force: _Force, project: bool = False,
+             constants: Optional[Mapping[str, Any]] = None) -> ModuleSpec:
     # libcst allocates a great many small objects and keeps them all alive until
     # the end: the cyclic collector's passes over them cost a third of the time
     # and find nothing, so it is paused for the analysis.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _analyze_module(source, file, force, project)
+        return _analyze_module(source, file, force, project, constants)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _analyze_module(source: str, file: Optional[str], force: _Force, project: bool = False) -> ModuleSpec:
+def _analyze_module(source: str, file: Optional[str], force: _Force, project: bool = False,
+                    constants: Optional[Mapping[str, Any]] = None) -> ModuleSpec:
     module = parse(source, file)
     try:
         positions = positions_of(module)
@@ -139,7 +147,7 @@ def _analyze_module(source: str, file: Optional[str], force: _Force, project: bo
         except Exception as exc:  # noqa: BLE001 - keep going, but say so
             spec.notes.append(_internal_note("front end", exc, info.line(func)))
         try:
-            _analyze_kernel_body(index, func, spec)
+            _analyze_kernel_body(index, func, spec, constants)
         except Exception as exc:  # noqa: BLE001 - one kernel must not stop the module
             spec.notes.append(_internal_note("body", exc, info.line(func)))
             spec.incomplete.append(f"unknown op: the body analysis stopped ({type(exc).__name__})")
@@ -147,17 +155,18 @@ def _analyze_module(source: str, file: Optional[str], force: _Force, project: bo
     return result
 
 
-def _analyze_kernel_body(index: ModuleIndex, func: cst.FunctionDef, spec: KernelSpec) -> None:
+def _analyze_kernel_body(index: ModuleIndex, func: cst.FunctionDef, spec: KernelSpec,
+                         launch_constants: Optional[Mapping[str, Any]] = None) -> None:
     """Resolve the helpers and constants ``func`` reaches (across modules), then analyse its body."""
     res = resolve_helpers(index, func)
     helpers = dict(_body.module_helpers(index.info.positions))
     for name, fdef in res.helpers.items():
         helpers.setdefault(name, fdef)
-    constants = dict(res.constants)
-    constants.update(index.constants)
+    module_constants = dict(res.constants)
+    module_constants.update(index.constants)
     spec.helpers = dict(sorted(res.hashes.items()))
     spec.incomplete.extend(res.unresolved)
-    _body.analyze_body(func, spec, res.positions, constants, helpers, res.external)
+    _body.analyze_body(func, spec, res.positions, module_constants, helpers, res.external, constants=launch_constants)
 
 
 def _project_launches(file: str, kernel: str) -> list[LaunchSite]:

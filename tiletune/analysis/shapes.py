@@ -39,6 +39,7 @@ from .model import KernelSpec, Shape, Span, shape_to_json
 from .ops import CreationOps, DotOps, LayoutOps, MathOps, MemoryOps, ReductionOps
 from .ops.tables import TL_ROOTS
 from .trace import EMPTY, GAP_KINDS, PID_PREFIX, AccessRec, DotRec, LoopRec, ScratchRec, Trace, public_expr
+from .static import SCALARS, UNKNOWN_STATIC, static_value
 from .values import UNKNOWN, Val, join_envs, shape_bytes
 
 __all__ = ["GAP_KINDS", "Interpreter", "Trace", "AccessRec", "DotRec", "ScratchRec", "LoopRec", "node_text"]
@@ -66,6 +67,12 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
     ``helpers`` optionally maps names of other ``@triton.jit`` functions of
     the module to their definitions; calls to them are then followed
     (inlined, one level of the call stack at a time).
+
+    ``constants`` optionally gives known values of parameters (a launch's
+    constexpr flags, ``None`` for pointers passed as ``None``): an ``if`` or
+    conditional expression whose test they decide is resolved and its dead
+    side is not interpreted (no accesses, footprint or dtype needs).  Without
+    a value both sides count.
     """
 
     MAX_INLINE_DEPTH = 4
@@ -76,8 +83,11 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
         positions: Mapping[cst.CSTNode, Any],
         module_constants: Mapping[str, int],
         helpers: Optional[Mapping[str, cst.FunctionDef]] = None,
+        constants: Optional[Mapping[str, Any]] = None,
     ) -> None:
         self.spec = spec
+        self.constants = dict(constants or {})
+        self._static: dict[int, Any] = {}  # id(Val) of a parameter with a known value -> the value
         self.positions = positions
         self.module_constants = module_constants
         self.helpers = helpers or {}
@@ -108,6 +118,8 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
                 params=frozenset((p.name,)),
                 ptrs=EMPTY if p.constexpr else frozenset((p.name,)),
             )
+            if p.name in self.constants:
+                self._static[id(v)] = self.constants[p.name]
             self.env[p.name] = v
         self.block(func.body)
         return self.trace
@@ -292,7 +304,30 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
         else:
             self.ev(node.target)
 
+    def static_test(self, test: cst.CSTNode) -> Optional[bool]:
+        """The truth of a branch condition known at compile time (see ``constants``), else None."""
+        if not self._static and not self.module_constants:
+            return None
+        value = static_value(test, self._static_lookup)
+        return None if value is UNKNOWN_STATIC else bool(value)
+
+    def _static_lookup(self, name: str) -> Any:
+        v = self.env.get(name)
+        if v is not None:
+            return self._static.get(id(v), UNKNOWN_STATIC)
+        c = self.module_constants.get(name, UNKNOWN_STATIC)
+        return c if isinstance(c, SCALARS) else UNKNOWN_STATIC
+
     def if_stmt(self, node: cst.If) -> None:
+        known = self.static_test(node.test)
+        if known is not None:  # a dead side is dropped, as Triton drops it
+            if known:
+                self.block(node.body)
+            elif isinstance(node.orelse, cst.If):
+                self.if_stmt(node.orelse)
+            elif isinstance(node.orelse, cst.Else):
+                self.block(node.orelse.body)
+            return
         self.ev(node.test)
         before = dict(self.env)
         snap = self.live.snapshot()

@@ -1,0 +1,121 @@
+"""Compile-time evaluation of branch conditions on known constexpr values.
+
+A kernel specialised with known constexpr values (the launch's flags, say
+``HAS_RESIDUAL=False``) has dead branches: Triton drops them before code
+generation, so they load, store and allocate nothing, and a pointer used
+only there needs no dtype.  :func:`static_value` evaluates a condition from
+the values the interpreter knows statically (parameters given in
+``constants``, module constants, literals) and says when it cannot.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable
+
+import libcst as cst
+
+__all__ = ["UNKNOWN_STATIC", "SCALARS", "static_value"]
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "UNKNOWN_STATIC"
+
+
+#: What :func:`static_value` returns when the value is not known at compile time.
+UNKNOWN_STATIC: Any = _Unknown()
+
+_CMP: dict[type, Callable[[Any, Any], Any]] = {
+    cst.Equal: operator.eq,
+    cst.NotEqual: operator.ne,
+    cst.LessThan: operator.lt,
+    cst.LessThanEqual: operator.le,
+    cst.GreaterThan: operator.gt,
+    cst.GreaterThanEqual: operator.ge,
+    cst.Is: operator.is_,  # ``x is None``: None, True and False are singletons
+    cst.IsNot: operator.is_not,
+}
+_BIN: dict[type, Callable[[Any, Any], Any]] = {
+    cst.Add: operator.add,
+    cst.Subtract: operator.sub,
+    cst.Multiply: operator.mul,
+    cst.FloorDivide: operator.floordiv,
+    cst.Modulo: operator.mod,
+    cst.BitAnd: operator.and_,
+    cst.BitOr: operator.or_,
+    cst.LeftShift: operator.lshift,
+    cst.RightShift: operator.rshift,
+}
+#: Python types a compile-time value may have.
+SCALARS = (bool, int, float, str, type(None))
+
+
+def static_value(node: cst.CSTNode, lookup: Callable[[str], Any]) -> Any:
+    """The compile-time value of expression ``node``, or :data:`UNKNOWN_STATIC`.
+
+    ``lookup(name)`` gives a name's static value (or :data:`UNKNOWN_STATIC`).  Understood:
+    literals, ``True``/``False``/``None``, ``not``/``and``/``or``, comparisons
+    (``is None`` included), integer arithmetic and ``tl.constexpr(x)``.
+    """
+    try:
+        return _value(node, lookup)
+    except (ArithmeticError, TypeError, ValueError, RecursionError):
+        return UNKNOWN_STATIC
+
+
+def _value(node: cst.CSTNode, lookup) -> Any:
+    if isinstance(node, cst.Name):
+        if node.value in ("True", "False", "None"):
+            return {"True": True, "False": False, "None": None}[node.value]
+        return lookup(node.value)
+    if isinstance(node, cst.Integer):
+        return int(node.value.replace("_", ""), 0)
+    if isinstance(node, cst.UnaryOperation):
+        x = _value(node.expression, lookup)
+        if x is UNKNOWN_STATIC:
+            return x
+        if isinstance(node.operator, cst.Not):
+            return not x
+        if isinstance(node.operator, cst.Minus):
+            return -x
+        return UNKNOWN_STATIC
+    if isinstance(node, cst.BooleanOperation):
+        a = _value(node.left, lookup)
+        is_and = isinstance(node.operator, cst.And)
+        if a is not UNKNOWN_STATIC and (not a if is_and else a):
+            return a  # short circuit: ``False and ?`` / ``True or ?``
+        b = _value(node.right, lookup)
+        if a is UNKNOWN_STATIC:
+            # ``? and False`` is false whatever ``?`` is; ``? or True`` is true
+            if b is not UNKNOWN_STATIC and (not b if is_and else b):
+                return b
+            return UNKNOWN_STATIC
+        return b
+    if isinstance(node, cst.Comparison):
+        left = _value(node.left, lookup)
+        result: Any = True
+        for c in node.comparisons:
+            right = _value(c.comparator, lookup)
+            fn = _CMP.get(type(c.operator))
+            if left is UNKNOWN_STATIC or right is UNKNOWN_STATIC or fn is None:
+                return UNKNOWN_STATIC
+            result = result and fn(left, right)
+            left = right
+        return bool(result)
+    if isinstance(node, cst.BinaryOperation):
+        fn = _BIN.get(type(node.operator))
+        a = _value(node.left, lookup)
+        b = _value(node.right, lookup)
+        if fn is None or a is UNKNOWN_STATIC or b is UNKNOWN_STATIC:
+            return UNKNOWN_STATIC
+        return fn(a, b)
+    if isinstance(node, cst.Call) and len(node.args) == 1 and _callee(node.func) == "constexpr":
+        return _value(node.args[0].value, lookup)
+    return UNKNOWN_STATIC
+
+
+def _callee(func: cst.CSTNode) -> str:
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else ""
