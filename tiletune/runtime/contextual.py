@@ -60,9 +60,9 @@ from tiletune.errors import TuningError
 
 from . import bench as _bench
 from . import distributed as _dd
-from .autotuner import LAUNCH_CONTEXT, Autotuner, _jsonable
-from .tuning_log import json_plain
+from .autotuner import LAUNCH_CONTEXT, Autotuner
 from .report import config_str, config_to_dict
+from .tuning_log import json_plain
 
 __all__ = ["contextual_autotune", "ContextualTuner", "LOG_DIR"]
 
@@ -167,17 +167,17 @@ class _TiletuneKernel:
         self.name = tuner.kernel_name
 
     def prepare(self, key: Any, args: tuple, kwargs: dict) -> Tuple[Any, List[Any]]:
-        return self.tuner._context_candidates(args, kwargs)
+        return self.tuner.tuning_problem(args, kwargs)
 
     def cached(self, state: Any, candidates: Sequence[Any]) -> Tuple[Optional[int], Optional[str]]:
-        return self.tuner._context_cached(state, candidates)
+        return self.tuner.cached_choice(state, candidates)
 
     def launch(self, config: Any, args: tuple, kwargs: dict) -> Any:
-        return self.tuner._context_launch(config, args, kwargs)
+        return self.tuner.launch_config(config, args, kwargs)
 
     def adopt(self, key: Any, state: Any, config: Any, timings: Dict[Any, Optional[float]], status: str,
               extra: Dict[str, Any]) -> None:
-        self.tuner._context_adopt(key, state, config, timings, status=status, extra=extra)
+        self.tuner.adopt(key, state, config, timings, status=status, extra=extra)
 
 
 class _TritonKernel:
@@ -280,7 +280,7 @@ class _Entry:
         self.samples: Dict[int, List[float]] = {i: [] for i in range(len(candidates))}
         self.errors: Dict[int, str] = {}
         self.decided: Optional[Any] = None  # set when not tuned here (cache hit, single config)
-        self.key_json = _jsonable(list(key) if isinstance(key, tuple) else key)
+        self.key_json = json_plain(list(key) if isinstance(key, tuple) else key)
 
     def candidate_for(self, step: int) -> int:
         return (step - self.first_step) % len(self.candidates)
@@ -348,7 +348,7 @@ class _Session:
                 raise
             error = exc
         if _dd.is_active(self.pg):  # one exchange: the same decision and candidate list on every rank
-            problem = [kernel.name, _jsonable(key), [config_str(c) for c in candidates],
+            problem = [kernel.name, json_plain(key), [config_str(c) for c in candidates],
                        None if error is None else f"{type(error).__name__}: {error}"]
             try:
                 index = _dd.agree_on_cached(index, self.pg, problem=problem, refused=refused,
@@ -427,7 +427,7 @@ class _Session:
             for i in range(n):
                 lines.append({
                     "function": self.name, "kernel": e.kernel.name, "key": e.key_json,
-                    "config": _jsonable(config_to_dict(e.candidates[i])), "time_ms": times[i],
+                    "config": json_plain(config_to_dict(e.candidates[i])), "time_ms": times[i],
                     "local_ms": mine[i], "samples": len(e.samples[i]), "error": e.errors.get(i),
                     "winner": i == best, "rank": rank, "world_size": world,
                 })
@@ -435,7 +435,7 @@ class _Session:
             if e.decided is not None:
                 lines.append({
                     "function": self.name, "kernel": e.kernel.name, "key": e.key_json,
-                    "config": _jsonable(config_to_dict(e.decided)), "time_ms": None, "winner": True,
+                    "config": json_plain(config_to_dict(e.decided)), "time_ms": None, "winner": True,
                     "status": "single config" if len(e.candidates) == 1 else "cache hit",
                     "rank": rank, "world_size": world,
                 })

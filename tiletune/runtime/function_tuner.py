@@ -1,7 +1,7 @@
 """The implementation behind :func:`tiletune.tune.autotune`: tune a Python function over config dicts.
 
 One :class:`FunctionTuner` wraps one function.  A call looks up the key
-(``key_fn`` through :func:`~tiletune.tune.to_hashable`) in memory, then in
+(``key_fn`` through :func:`~tiletune.runtime.keys.to_hashable`) in memory, then in
 the disk cache (:class:`~tiletune.runtime.cache.TuningCache`, kind
 ``"function"``), and tunes on a miss: every config that ``prune_fn`` keeps is
 run ``warmup`` times and timed ``rep`` times, failures are skipped, and the
@@ -26,7 +26,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from tiletune.errors import TuningError
 from tiletune.runtime import distributed as dd
 from tiletune.runtime.key_check import check_key
-from tiletune.tune import config_label, config_material, to_hashable, to_key_material
+from tiletune.runtime.keys import config_label, config_material, to_hashable, to_key_material
 
 __all__ = ["FunctionTuner"]
 
@@ -269,39 +269,40 @@ class FunctionTuner:
 
     # ---------------------------------------------------------------- deciding
 
-    def _lookup(self, key_str: str, cands: List[int]) -> Tuple[Optional[int], Optional[str]]:
-        """This rank's view of the disk cache: ``(config index or None, strict-mode refusal or None)``."""
-        from tiletune.runtime.cache import StaleCacheEntryError, always_tune, check_version_policy
+    def _decision(self, key_str: str, cands: List[int], pg: Any) -> Any:
+        """This key's :class:`~tiletune.runtime.decision.Decision` (the path every tuner shares)."""
+        from tiletune.runtime.decision import Decision
 
-        if not self.cache_results or always_tune():
-            return None, None
-        entry, status = self.cache.get_with_status(key_str)
-        if status == "stale":
-            try:
-                check_version_policy(status, entry, self.cache.path)
-            except StaleCacheEntryError as exc:
-                return None, str(exc)
-            logger.info("tiletune: %s: cache entry tuned under other versions; re-tuning", self.name)
-            return None, None
-        if status != "hit" or not entry:
-            return None, None
-        wanted = entry.get("config")
-        for i in cands:
-            if self._materials[i] == wanted:
-                return i, None
-        return None, None
+        return Decision(
+            f"autotune of {self.name}", self.cache if self.cache_results else None, key_str,
+            problem=[key_str, [self._materials[i] for i in cands]], pg=pg,
+            note=lambda m: logger.info("tiletune: %s: %s", self.name, m),
+        )
+
+    def _match(self, cands: List[int]) -> Callable[[Mapping[str, Any]], Optional[int]]:
+        """The decision path's match stage: a cached entry -> the index of its config among ``cands``."""
+
+        def match(entry: Mapping[str, Any]) -> Optional[int]:
+            wanted = entry.get("config")
+            for i in cands:
+                if self._materials[i] == wanted:
+                    return i
+            return None
+
+        return match
 
     def _resolve(self, key: Any, args: tuple, kwargs: dict, pg: Any, verbose: bool) -> int:
         """The index of the config to use for ``key``: from the cache, or by tuning (agreed over ``pg``)."""
+        from tiletune.runtime import decision
         from tiletune.runtime.cache import entry_key
 
         world, rank = dd.group_size(pg), dd.group_rank(pg)
         material = to_key_material(key)
         key_str = entry_key({"key": material, "world_size": world})
         cands = self._pruned(args, kwargs)
-        choice, refused = self._lookup(key_str, cands) if cands else (None, None)
-        problem = [key_str, [self._materials[i] for i in cands]]
-        cached = dd.agree_on_cached(choice, pg, problem=problem, refused=refused, what=f"autotune of {self.name}")
+        d = self._decision(key_str, cands, pg)
+        choice, refused = decision.lookup(d, self._match(cands)) if cands else (None, None)
+        cached = decision.agree(d, choice, refused)
         if not cands:
             raise TuningError(
                 f"tiletune: {self.name}: prune_fn rejected every one of the {len(self.config_space)} configs "
@@ -309,7 +310,7 @@ class FunctionTuner:
             )
         if cached is not None:
             return int(cached)  # rank 0's cached winner, so that all ranks agree
-        return self._tune(key_str, material, cands, args, kwargs, pg, verbose, world, rank)
+        return self._tune(d, material, cands, args, kwargs, pg, verbose, world, rank)
 
     # ---------------------------------------------------------------- tuning
 
@@ -325,7 +326,7 @@ class FunctionTuner:
 
     def _tune(
         self,
-        key_str: str,
+        d: Any,
         material: Any,
         cands: List[int],
         args: tuple,
@@ -370,11 +371,14 @@ class FunctionTuner:
                 print(f"{tag}{self.name}: config {labels[j]} failed: {type(exc).__name__}: {exc}", flush=True)
 
         t0 = time.perf_counter()
+        from tiletune.runtime.decision import protect_side_effects
+
         try:
-            agreement = dd.agree_on_best(
-                len(cands), bench_one, pg, shard=self.shard, labels=labels, what=f"autotune of {self.name}",
-                on_error=on_error,
-            )
+            with protect_side_effects(f"autotune of {self.name}"):
+                agreement = dd.agree_on_best(
+                    len(cands), bench_one, pg, shard=self.shard, labels=labels, what=f"autotune of {self.name}",
+                    on_error=on_error,
+                )
         finally:
             if restorer:
                 restorer.restore()
@@ -397,9 +401,11 @@ class FunctionTuner:
                 flush=True,
             )
         timings = [{"config": self._materials[c], "ms": agreement.times[j]} for j, c in enumerate(cands)]
+        from tiletune.runtime import decision
+
         if self.cache_results:
-            self.cache.put(
-                key_str,
+            decision.store(
+                d,
                 {
                     "config": self._materials[winner],
                     "time_ms": best_ms,
@@ -418,9 +424,9 @@ class FunctionTuner:
     ) -> None:
         try:
             from tiletune.runtime.cache import source_hash
-            from tiletune.runtime.tuning_log import append_tuning_log
+            from tiletune.runtime.decision import log
 
-            append_tuning_log(
+            log(
                 self.name,
                 source_hash(self.source),
                 {

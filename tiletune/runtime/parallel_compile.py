@@ -7,6 +7,12 @@ benchmarks afterwards.  Where Triton has ``AsyncCompileMode`` (3.5+), each
 candidate's ``fn.run(..., warmup=True)`` is submitted to it; elsewhere the
 warmups themselves run on the pool.
 
+:func:`compiling` overlaps compiling with benchmarking: every job is
+submitted at once, and the caller times candidate ``i`` (after
+:meth:`CompileQueue.wait` for it) while ``i+1..`` still compile.  Compiled
+binaries live in the kernel's own Triton cache, so a config met again for
+another key of the same kernel (same specialisation) is not compiled again.
+
 Turned off by ``TRITON_AUTOTUNE_PARALLEL_COMPILE=0`` or
 ``TILETUNE_PARALLEL_COMPILE=0`` (candidates then compile on their first
 benchmarked launch).  Under ``TRITON_INTERPRET=1`` there is nothing to
@@ -15,13 +21,14 @@ compile and :func:`compile_all` returns at once.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Dict, Hashable, Optional, Tuple
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable, Dict, Hashable, Iterator, Optional, Tuple
 
 from .bench import interpreting
 
-__all__ = ["parallel_enabled", "max_workers", "compile_all", "describe_error"]
+__all__ = ["parallel_enabled", "max_workers", "compile_all", "compiling", "CompileQueue", "describe_error"]
 
 _FALSE = {"0", "false", "no", "off"}
 
@@ -109,3 +116,64 @@ def compile_all(
                 if exc is not None:
                     failures[k] = describe_error(exc)
     return failures, time.perf_counter() - t0
+
+
+class CompileQueue:
+    """Compiles submitted by :func:`compiling`; :meth:`wait` blocks for one of them."""
+
+    def __init__(self) -> None:
+        self.futures: Dict[Hashable, Any] = {}
+        self.failures: Dict[Hashable, str] = {}
+
+    def wait(self, k: Hashable) -> Optional[str]:
+        """Block until job ``k`` compiled; its failure reason, or None (also for jobs never submitted)."""
+        if k in self.failures:
+            return self.failures[k]
+        fut = self.futures.get(k)
+        if fut is None:
+            return None
+        exc = fut.exception()
+        if exc is not None:
+            self.failures[k] = describe_error(exc)
+            return self.failures[k]
+        return None
+
+
+@contextlib.contextmanager
+def compiling(jobs: Dict[Hashable, Callable[[], Any]], *, parallel: Optional[bool] = None) -> Iterator[CompileQueue]:
+    """Submit every ``jobs[k]()`` (a ``fn.run(..., warmup=True)``) to a thread pool and yield at once.
+
+    Inside the block, launches of a job's config wait for its compile (Triton's
+    ``AsyncCompileMode`` is active for this thread), so benchmarking candidate
+    ``i`` overlaps the compiles of the others.  Nothing is submitted under the
+    interpreter, with parallel compilation off, or inside another
+    ``AsyncCompileMode`` (candidates then compile on their first launch).
+    """
+    queue = CompileQueue()
+    if parallel is None:
+        parallel = parallel_enabled()
+    if interpreting() or not jobs or not parallel:
+        yield queue
+        return
+    try:
+        from triton.runtime._async_compile import AsyncCompileMode, active_mode
+    except ImportError:  # Triton < 3.5: no overlap, compile up front
+        failures, _ = compile_all(jobs, parallel=parallel)
+        queue.failures.update(failures)
+        yield queue
+        return
+    if active_mode.get() is not None:
+        yield queue
+        return
+    with ThreadPoolExecutor(max_workers=max_workers(len(jobs)), thread_name_prefix="tiletune-compile") as pool:
+        with AsyncCompileMode(pool, ignore_errors=True):
+            for k, job in jobs.items():
+                try:
+                    kernel = job()
+                except Exception as exc:  # binding / front-end errors raised at submission
+                    queue.failures[k] = describe_error(exc)
+                    continue
+                fut = getattr(kernel, "future", None)
+                if isinstance(fut, Future):
+                    queue.futures[k] = fut
+            yield queue

@@ -1,0 +1,299 @@
+"""Candidates stage of the kernel autotuner: the configs one key is tuned over.
+
+``configs=[]``: the kernel's analysis, the launch's sizes and dtypes and the
+target give a ranked list of feasible tilings (:func:`tiletune.synthesis.synthesize`),
+with ``hints`` values and Triton's own pruning (``prune_configs_by``) applied.
+Explicit configs: Triton's pruning over them.  Then the grid rules: a
+launch grid that cannot follow a tuned tile is an error naming the fix.
+
+:class:`CandidatesStage` is mixed into :class:`tiletune.runtime.autotuner.Autotuner`
+(it reads the tuner's ``spec()``, ``resolved_target()``, ``hints``,
+``top_k``, ``search`` policy and binder).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional
+
+import triton
+
+from tiletune.errors import TiletuneWarning, TuningError
+
+from . import bench as _bench
+from tiletune.analysis.tunability import fixed_values, tunability
+
+from .binding import synthesis_shapes
+from .parallel_compile import describe_error
+from .report import TuningReport, config_str
+from .search import resolve_search
+
+__all__ = ["CandidatesStage", "MetaParameterConflict", "SynthesisContext"]
+
+Config = triton.Config
+
+#: How much wider the measured search is when the analysis is incomplete.
+INCOMPLETE_BREADTH = 2.0
+
+
+class MetaParameterConflict(TuningError, ValueError):
+    """A tuned parameter was also passed at launch (a ValueError, as in Triton)."""
+
+
+@dataclass
+class SynthesisContext:
+    """What one key's synthesis worked from: the search's feasibility check and first batch reuse it.
+
+    ``costs`` maps ``config_str`` of each candidate to its modelled cost;
+    ``tiling`` names the parameters synthesis searched (the descent's moves).
+    """
+
+    spec: Any
+    shapes: Dict[str, int]
+    dtypes: Dict[str, str]
+    fixed: Dict[str, Any]
+    target: Any
+    tiling: List[str]
+    costs: Dict[str, float] = field(default_factory=dict)
+
+    def feasible(self, kwargs: Mapping[str, Any], num_warps: Optional[int], num_stages: Optional[int]) -> bool:
+        """True when the model finds nothing wrong with this config (hard limits only)."""
+        from tiletune.synthesis import check_config
+
+        try:
+            return not check_config(self.spec, {**self.fixed, **dict(kwargs)}, num_warps, num_stages,
+                                    self.shapes, self.dtypes, self.target)
+        except Exception:  # a config the model cannot evaluate is not compiled
+            return False
+
+
+class _RecordingMeta(dict):
+    """A dict that remembers which keys a grid function read."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.read: set = set()
+
+    def __getitem__(self, k):
+        self.read.add(k)
+        return super().__getitem__(k)
+
+    def get(self, k, default=None):
+        self.read.add(k)
+        return super().get(k, default)
+
+    def __contains__(self, k):
+        self.read.add(k)
+        return super().__contains__(k)
+
+
+class CandidatesStage:
+    """The candidate list of one key (mixed into the Autotuner)."""
+
+    # ---------------------------------------------------------------- candidates
+    def _candidates(self, bound: Dict[str, Any], kwargs: Dict[str, Any], launch_const: Mapping[str, Any],
+                    dtypes: Mapping[str, str], report: TuningReport) -> List[Config]:
+        if not self.synthesize_configs:
+            conflicts = set(kwargs) & set().union(*(c.kwargs.keys() for c in self.configs))
+            if conflicts:
+                raise MetaParameterConflict(
+                    f"Conflicting meta-parameters: {', '.join(sorted(conflicts))}. Make sure that you don't "
+                    f"re-define auto-tuned symbols (kernel {self.kernel_name!r}: these are passed at launch and "
+                    "set by the configs; remove them from one of the two)."
+                )
+            return self.prune_configs(kwargs)
+        return self._synthesize(bound, kwargs, launch_const, dtypes, report)
+
+    def _synthesize(self, bound: Dict[str, Any], kwargs: Dict[str, Any], launch_const: Mapping[str, Any],
+                    dtypes: Mapping[str, str], report: TuningReport) -> List[Config]:
+        spec = self.spec()
+        if spec is None:
+            raise TuningError(
+                f"kernel {self.kernel_name!r}: configs=[] needs the kernel's source analysis, which failed "
+                f"({self._spec_error}); fix the kernel source or pass configs=[triton.Config(...), ...]"
+            ) from self._spec_error
+        try:
+            from tiletune.synthesis import required_shapes, synthesize
+            from tiletune.synthesis.incomplete import unknown_guards
+        except ImportError as exc:
+            raise TuningError(
+                f"kernel {self.kernel_name!r}: configs=[] needs tiletune.synthesis, which cannot be imported "
+                f"({exc}); pass configs=[...] explicitly"
+            ) from exc
+        clash = sorted(set(self.hints) & set(launch_const))
+        if clash:
+            raise MetaParameterConflict(
+                f"kernel {self.kernel_name!r}: {', '.join(map(repr, clash))} is passed at launch and listed in "
+                "hints; remove it from the launch to search it, or from hints to keep the launch's value"
+            )
+        shapes = synthesis_shapes(self.kernel_name, required_shapes(spec), bound)
+        verdict = tunability(spec, launch_kwargs=launch_const, defaults=self._binder.defaults)
+        fixed, missing = fixed_values(spec, verdict, {**bound, **launch_const})
+        if missing:
+            name, why = next(iter(missing.items()))
+            raise TuningError(
+                f"kernel {self.kernel_name!r}: tiling parameter {name!r} is not tuned ({why}) but has no value at "
+                f"this launch; pass {name}=... at launch or give it a default"
+            )
+        for name, why in verdict.fixed.items():
+            if name not in self._noted_fixed:
+                self._noted_fixed.add(name)
+                value = f" = {fixed[name]!r}" if name in fixed else ""
+                report.note(f"tiling parameter {name}{value} {why}: left out of the search")
+        if not spec.complete:
+            self._warn_incomplete(spec)
+        missing_key = [s for s in shapes if s not in self.keys]
+        if missing_key and "missing_key" not in self._noted_fixed:
+            self._noted_fixed.add("missing_key")
+            report.note(f"synthesis depends on {', '.join(missing_key)}, which is not in key=; a change of it "
+                        "will reuse the tuning of the first value")
+        target = self.resolved_target()
+        opts: dict = {"hints": self.hints or None, "fixed": {k: v for k, v in fixed.items()} or None}
+        # the pool the measured search draws from: top_k= when given, else the search policy's size
+        policy = resolve_search(self.search, self.search_breadth)
+        opts["top_k"] = self.top_k if self.top_k is not None else policy.synth_top_k
+        if not spec.complete:
+            # the model does not see every tile: keep only configs safe under the unknowns, measure more of them
+            opts["prune"] = unknown_guards(spec, target, verdict.tuned, fixed) or None
+            opts["top_k"] = max(opts["top_k"], resolve_search(self.search, INCOMPLETE_BREADTH).synth_top_k,
+                                2 * opts["top_k"])
+        result = synthesize(spec, shapes, dict(dtypes), target, **opts)
+        drop = set(launch_const) | set(self._heuristics)
+        configs: List[Config] = []
+        costs: Dict[str, float] = {}
+        seen = set()
+        # Under the interpreter, num_warps/num_stages change nothing: one candidate per tiling.
+        interp = _bench.interpreting()
+        for cand in result.candidates:
+            cfg = cand.to_config()
+            if drop & cfg.kwargs.keys():
+                cfg.kwargs = {k: v for k, v in cfg.kwargs.items() if k not in drop}
+            sig = repr(sorted(cfg.kwargs.items())) if interp else str(cfg)
+            if sig not in seen:
+                seen.add(sig)
+                configs.append(cfg)
+                costs[config_str(cfg)] = float(cand.cost)
+        if not configs:
+            raise TuningError(
+                f"kernel {self.kernel_name!r}: synthesis for target {target.name} returned no candidates "
+                f"for {shapes}; pass configs=[...] explicitly"
+            )
+        # every constexpr must get a value from somewhere
+        given = set(bound) | set(configs[0].kwargs)
+        unset = [n for n in self.arg_names if n in self._binder.constexpr and n not in given]
+        if unset:
+            raise TuningError(
+                f"kernel {self.kernel_name!r}: constexpr parameter {', '.join(map(repr, unset))} has no value: "
+                "synthesis does not search it; pass it at launch, give it a default, or list values in "
+                f"hints={{{unset[0]!r}: [...]}}"
+            )
+        report.note(f"synthesized {len(configs)} candidate(s) of {result.feasible_count} feasible for "
+                    f"{target.name}, shapes {shapes}, dtypes {dict(dtypes)}")
+        searched = [n for n in verdict.tuned if n not in drop]
+        self._synthesis = SynthesisContext(spec, dict(shapes), dict(dtypes), dict(fixed), target, searched, costs)
+        if self.early_config_prune or self.perf_model:
+            configs = self._prune_list(configs, kwargs)
+        return configs
+
+    def _warn_incomplete(self, spec: Any) -> None:
+        """Say once per kernel that its analysis is incomplete, and what tiletune does about it."""
+        if "incomplete" in self._noted_fixed:
+            return
+        self._noted_fixed.add("incomplete")
+        self.search_breadth = max(self.search_breadth, INCOMPLETE_BREADTH)
+        warnings.warn(
+            f"tiletune: the analysis of kernel {self.kernel_name!r} is incomplete ({'; '.join(spec.incomplete)}); "
+            "configs=[] keeps only configs safe under the unknowns and measures more of them instead of trusting "
+            "the model. Make the helpers importable from the kernel's package, or pass configs=[...]",
+            TiletuneWarning,
+            stacklevel=6,
+        )
+
+    def prune_configs(self, kwargs: Dict) -> List[Config]:
+        """Triton's pruning (``early_config_prune``, then ``perf_model`` + ``top_k``) over ``self.configs``."""
+        return self._prune_list(self.configs, kwargs)
+
+    def _prune_list(self, configs: List[Config], kwargs: Dict) -> List[Config]:
+        nargs = self.nargs or {}
+        pruned = configs
+        if self.early_config_prune:
+            pruned = self.early_config_prune(configs, nargs, **kwargs)
+            if not pruned:
+                raise TuningError(
+                    f"kernel {self.kernel_name!r}: no configs left after early_config_prune; it should return "
+                    "at least one config"
+                )
+        if self.perf_model:
+            top_k = self.configs_top_k
+            if isinstance(top_k, float) and top_k <= 1.0:
+                top_k = int(len(configs) * top_k)
+            elif not isinstance(top_k, int):
+                raise TypeError("Error while pruning configs, top_k must be either 1) a float <= 1.0 or 2) an int")
+            if len(pruned) > top_k:
+                est = {c: self.perf_model(**nargs, **kwargs, **c.all_kwargs()) for c in pruned}
+                pruned = sorted(est, key=lambda c: est[c])[:top_k]
+        return list(pruned)
+
+    # ---------------------------------------------------------------- grid rules
+    def _check_grid(self, grid: Any, bound: Mapping[str, Any], configs: List[Config]) -> None:
+        spec = self.spec()
+        if spec is None or len(configs) == 0:
+            return
+        try:
+            from tiletune.analysis.model import Role
+        except ImportError:  # pragma: no cover
+            return
+        parallel = [p.name for p in spec.tiling_params if p.role == Role.PARALLEL]
+        searched = []
+        for name in parallel:
+            values = {repr(c.kwargs[name]) for c in configs if name in c.kwargs}
+            if not values:
+                continue
+            if self.synthesize_configs or len(values) > 1:
+                searched.append(name)
+        if not searched:
+            return
+        if not callable(grid):
+            example = searched[0]
+            bound_to = spec.param(example).bound or "N"
+            raise TuningError(
+                f"kernel {self.kernel_name!r}: the launch grid {grid!r} is fixed, but the tiling parameter "
+                f"{', '.join(searched)} it depends on is being tuned, so the grid cannot follow the chosen "
+                f"tile; launch with a grid function, e.g. kernel[lambda meta: "
+                f"(triton.cdiv({bound_to}, meta[{example!r}]),)](...)"
+            )
+        base_meta = {**bound, **configs[0].all_kwargs()}
+
+        def call(meta: dict) -> tuple:
+            try:
+                g = grid(meta)
+            except Exception as exc:
+                raise TuningError(
+                    f"kernel {self.kernel_name!r}: calling the grid function with a candidate's meta-parameters "
+                    f"raised {describe_error(exc)}; the grid must read the tiling parameters from its argument "
+                    "(meta['BLOCK_...'])"
+                ) from exc
+            return tuple(g) if isinstance(g, (list, tuple)) else (g,)
+
+        rec = _RecordingMeta(base_meta)
+        g0 = call(rec)
+        for name in searched:
+            if name in rec.read:
+                continue
+            other = next((c.kwargs[name] for c in configs if name in c.kwargs and c.kwargs[name] != base_meta[name]),
+                         None)
+            if other is None:
+                try:
+                    other = base_meta[name] * 2
+                except TypeError:
+                    continue
+            probe = dict(base_meta)
+            probe[name] = other
+            if call(probe) == g0:
+                bound_to = spec.param(name).bound or "N"
+                raise TuningError(
+                    f"kernel {self.kernel_name!r}: the grid function does not depend on the tuned tiling "
+                    f"parameter {name!r} (same grid {g0} for {name}={base_meta[name]} and {name}={other}); "
+                    f"compute the grid from meta, e.g. lambda meta: (triton.cdiv({bound_to}, meta[{name!r}]),)"
+                )

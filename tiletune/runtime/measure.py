@@ -1,0 +1,409 @@
+"""Measuring stage of the kernel autotuner: compile, verify, benchmark, search, pick the winner.
+
+For one key: the candidate list (:mod:`~tiletune.runtime.candidates`) is
+measured in batches.  A batch's candidates compile on a thread pool while
+the ones already compiled are timed (:func:`~tiletune.runtime.parallel_compile.compiling`);
+``verify=True`` drops candidates whose outputs differ from the first that
+runs; with a process group every drop and time is agreed
+(:mod:`~tiletune.runtime.distributed`).  The first batch is the model's
+leading candidates (:func:`~tiletune.runtime.search.first_batch_size`);
+then :class:`~tiletune.runtime.search.Descent` measures its way from the
+best measured configs (synthesized configs only: a hand list is measured as
+given).  The leading three are re-timed interleaved before the winner is
+picked.
+
+:class:`MeasureStage` is mixed into :class:`tiletune.runtime.autotuner.Autotuner`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+
+import triton
+
+from tiletune.errors import TiletuneError, TuningError
+
+from . import bench as _bench
+from . import distributed as _dd
+from .decision import protect_side_effects
+from .parallel_compile import compiling, describe_error
+from .report import TuningReport, config_str
+from .search import Descent, Point, first_batch_size, resolve_search
+from .side_effects import Snapshot, capture, outputs_match, verify_targets
+
+__all__ = ["MeasureStage", "RETIME_TOP", "RETIME_ROUNDS"]
+
+Config = triton.Config
+
+#: How many leading candidates are re-timed interleaved, and how many rounds
+#: (``TILETUNE_RETIME_ROUNDS`` overrides; one round under the interpreter).
+RETIME_TOP = 3
+RETIME_ROUNDS = 2
+
+
+def _retime_rounds() -> int:
+    env = os.environ.get("TILETUNE_RETIME_ROUNDS", "").strip()
+    if env.isdigit():
+        return int(env)
+    return 1 if _bench.interpreting() else RETIME_ROUNDS
+
+
+class _CompileFailed(Exception):
+    """A candidate whose background compile failed (dropped as such, not as a run failure)."""
+
+
+class _Trial:
+    """Every config measured for one key: times, drops, the verify reference; shared by all batches."""
+
+    def __init__(self, tuner: Any, args: tuple, kwargs: Dict[str, Any], problem: Any, pg: Any, bench: Callable):
+        self.tuner, self.args, self.kwargs, self.problem, self.pg, self.bench = tuner, args, kwargs, problem, pg, bench
+        self.active = _dd.is_active(pg)
+        self.shard = tuner.shard and self.active
+        self.configs: List[Config] = []
+        self.index: Dict[str, int] = {}
+        self.failures: Dict[int, str] = {}
+        self.timings: Dict[int, float] = {}
+        self.calls: Dict[int, Callable[[], None]] = {}
+        self.snapshot: Optional[Snapshot] = None
+        self.reference: Optional[tuple] = None  # (index, outputs)
+        self.timed_here: List[str] = []
+        self.world = (None, None)
+
+    def add(self, config: Config) -> int:
+        """The index of ``config`` (added when new)."""
+        sig = config_str(config)
+        if sig not in self.index:
+            self.index[sig] = len(self.configs)
+            self.configs.append(config)
+        return self.index[sig]
+
+    def drop(self, i: int, reason: str) -> None:
+        if i not in self.failures:
+            self.failures[i] = reason
+            self.problem.report.dropped(self.configs[i], reason)
+
+    def _verify(self, alive: List[int], queue: Any) -> List[int]:
+        t, bound = self.tuner, self.problem.bound
+        if self.snapshot is None:
+            spec = t.spec()
+            stored = [] if spec is None else list(spec.stored_pointers) + list(spec.atomic_pointers)
+            self.names = verify_targets(bound, t.reset_to_zero, t.restore_value, stored)
+            self.snapshot = Snapshot({n: bound[n] for n in self.names})
+        tolerance = t.verify if isinstance(t.verify, Mapping) else None
+        kept = []
+        for i in alive:
+            reason = queue.wait(i)
+            if reason is not None:
+                self.drop(i, f"compile failed: {reason}")
+                continue
+            out: Dict[str, Any] = {}
+            self.snapshot.restore()
+            call = t._kernel_call(self.args, self.kwargs, self.configs[i],
+                                  grab=lambda o=out: o.update(capture(bound, self.names)))
+            try:
+                call()
+            except Exception as exc:
+                self.drop(i, f"failed to run: {describe_error(exc)}")
+                continue
+            if self.reference is None:
+                self.reference = (i, out)
+            else:
+                ok, why = outputs_match(self.reference[1], out, tolerance)
+                if not ok:
+                    self.drop(i, f"outputs differ from [{config_str(self.configs[self.reference[0]])}]: {why}")
+                    continue
+            kept.append(i)
+        self.snapshot.restore()
+        return kept
+
+    def measure(self, batch: Sequence[int], *, first: bool) -> Dict[int, Optional[float]]:
+        """Compile, verify and time ``batch`` (indices); agreed over the group.  Returns index -> ms or None.
+
+        The first batch raises when every candidate fails (listing each
+        reason); a later batch just reports its failures.
+        """
+        t, report = self.tuner, self.problem.report
+        batch = [i for i in batch if i not in self.failures and i not in self.timings]
+        if not batch:
+            return {}
+        warm_kwargs = dict(self.kwargs, warmup=True)
+        share_pos = _dd.shard_indices(len(batch), self.pg) if self.shard and not t.verify else range(len(batch))
+        jobs = {batch[j]: (lambda c=self.configs[batch[j]]: t.fn.run(*self.args, **warm_kwargs, **c.all_kwargs()))
+                for j in share_pos}
+        t0 = time.perf_counter()
+        with compiling(jobs) as queue:
+            alive = list(batch)
+            if t.verify and (len(alive) > 1 or self.reference is not None):
+                alive = self._verify(alive, queue)
+            if self.active:  # dropped on any rank -> dropped on every rank (0.0 = kept, None = dropped)
+                kept = _dd.combine_timings([0.0 if i in alive else None for i in batch], self.pg)
+                for i, k in zip(batch, kept):
+                    if k is None and i in alive:
+                        self.drop(i, "dropped on another rank of the process group (compile or verify)")
+                alive = [i for i, k in zip(batch, kept) if k is not None]
+            if not alive:
+                if first:
+                    raise t._all_failed(self.configs, self.failures)
+                return {i: None for i in batch}
+            result = self._bench(alive, queue, first)
+        if jobs:
+            report.note(f"compiled and timed {len(alive)} candidate(s) in {time.perf_counter() - t0:.2f}s "
+                        f"({len(jobs)} compiled in the background)")
+        return result
+
+    def _bench(self, alive: List[int], queue: Any, first: bool) -> Dict[int, Optional[float]]:
+        t, report = self.tuner, self.problem.report
+        for i in alive:
+            self.calls[i] = t._kernel_call(self.args, self.kwargs, self.configs[i])
+        labels = [f"[{config_str(self.configs[i])}]" for i in alive]
+        report.start_progress(len(_dd.shard_indices(len(alive), self.pg)) if self.shard else len(alive))
+        stopped: List[BaseException] = []
+
+        def bench_one(j: int) -> float:
+            if stopped:
+                raise TuningError("not run: tuning stopped after an error")
+            i = alive[j]
+            reason = queue.wait(i)
+            if reason is not None:
+                report.advance()
+                raise _CompileFailed(reason)
+            try:
+                ms = self.bench(self.calls[i])
+            except TiletuneError as exc:  # a broken benchmark or launch, not a bad candidate: stop
+                stopped.append(exc)
+                raise
+            finally:
+                report.advance()
+            report.candidate(self.configs[i], ms)
+            return ms
+
+        def on_error(j: int, exc: BaseException) -> None:
+            if isinstance(exc, _CompileFailed):
+                self.drop(alive[j], f"compile failed: {exc}")
+            else:
+                self.drop(alive[j], f"failed to run: {describe_error(exc)}")
+
+        all_failed: Optional[TuningError] = None
+        agreement = None
+        try:
+            with protect_side_effects(f"kernel {t.kernel_name!r}", self.problem.bound):
+                agreement = _dd.agree_on_best(len(alive), bench_one, self.pg, shard=self.shard, labels=labels,
+                                              what=f"kernel {t.kernel_name!r}", on_error=on_error)
+        except TuningError as exc:  # every candidate failed: raised identically on every rank
+            all_failed = exc
+        # tiletune errors stop tuning on every rank (fatal, as agree_on_best's fatal=): one exchange
+        met = _dd.all_gather_json(f"{type(stopped[0]).__name__}: {stopped[0]}" if stopped else None, self.pg)
+        if stopped:
+            raise stopped[0]
+        for r, m in enumerate(met):
+            if m is not None:
+                raise TuningError(f"kernel {t.kernel_name!r}: tuning stopped because rank {r} failed: {m}")
+        if all_failed is not None:
+            if first and not self.timings:
+                raise t._all_failed(self.configs, self.failures, all_failed if self.active else None) from all_failed
+            return {i: None for i in alive}
+        assert agreement is not None
+        out: Dict[int, Optional[float]] = {}
+        for j, ms in enumerate(agreement.times):
+            i = alive[j]
+            if ms is None:
+                self.drop(i, "failed on another rank of the process group")
+            else:
+                self.timings[i] = ms
+            out[i] = ms
+        self.world = (agreement.world_size, agreement.rank)
+        self.timed_here.extend(config_str(self.configs[alive[j]]) for j in agreement.timed)
+        return out
+
+
+class MeasureStage:
+    """Measuring one key (mixed into the Autotuner)."""
+
+    _method_used = "none"
+
+    def _bench_fn(self, report: TuningReport) -> Callable[[Callable], float]:
+        if self._do_bench is not None:
+            self._method_used = "user do_bench"
+            user = self._do_bench
+            return lambda fn: _bench.call_user_do_bench(user, fn)
+        method = _bench.resolve_method(self.bench_method, use_cuda_graph=self.use_cuda_graph)
+        method, note = _bench.effective_method(method)
+        if note:
+            report.note(note)
+        self._method_used = method
+        return _bench.get_bench(method, warmup=self.num_warmups, rep=self.num_reps)
+
+    _method_used = "none"
+
+    def _kernel_call(self, args: tuple, kwargs: Dict[str, Any], config: Config,
+                     grab: Optional[Callable[[], None]] = None) -> Callable[[], None]:
+        current = dict(kwargs, **config.all_kwargs())
+        full_nargs = {**dict(zip(self.arg_names, args)), **current}
+        fn = self.fn
+        pre, post = self.pre_hook, self.post_hook
+
+        def kernel_call() -> None:
+            if config.pre_hook:
+                config.pre_hook(full_nargs)
+            pre(full_nargs)
+            try:
+                fn.run(*args, **current)
+            except Exception as e:
+                try:
+                    post(full_nargs, exception=e)
+                finally:
+                    raise
+            if grab is not None:
+                grab()
+            post(full_nargs, exception=None)
+
+
+        return kernel_call
+
+    def _agreed_candidates(self, kwargs: Dict[str, Any], problem: Any, pg: Any) -> tuple:
+        """The candidate list and the benchmark function; with a group, the same list on every rank.
+
+        A rank that cannot build its list (synthesis, pruning, grid rules)
+        makes every rank raise; lists that differ between ranks (a
+        rank-dependent prune) raise TuningError on every rank
+        (:func:`~tiletune.runtime.distributed.check_consistent` over their text).
+        """
+        active = _dd.is_active(pg)
+        error: Optional[BaseException] = None
+        configs: List[Config] = []
+        bench = None
+        try:
+            configs = self._candidates(problem.bound, kwargs, problem.launch_const, problem.dtypes, problem.report)
+            self._check_grid(kwargs.get("grid"), problem.bound, configs)
+            bench = self._bench_fn(problem.report)
+        except Exception as exc:
+            if not active:
+                raise
+            error = exc
+        if active:
+            errors = _dd.all_gather_json(None if error is None else f"{type(error).__name__}: {error}", pg)
+            if error is not None:
+                raise error
+            for r, e in enumerate(errors):
+                if e is not None:
+                    raise TuningError(f"kernel {self.kernel_name!r}: tuning stopped because rank {r} could not "
+                                      f"build its candidate list: {e}")
+            _dd.check_consistent([str(c) for c in configs], pg, what=f"candidate list of kernel {self.kernel_name!r}")
+        return configs, bench
+
+    def _all_failed(self, configs: List[Config], failures: Mapping[int, str],
+                    remote: Optional[BaseException] = None) -> TuningError:
+        lines = "\n".join(f"  [{config_str(configs[i])}]: {failures.get(i, 'failed on another rank')}"
+                          for i in range(len(configs)))
+        every_rank = f"\nas seen on every rank:\n{remote}" if remote is not None else ""
+        return TuningError(
+            f"kernel {self.kernel_name!r}: every candidate config failed ({len(configs)} tried):\n{lines}{every_rank}\n"
+            "fix the kernel or the launch, or pass configs that compile and run"
+        )
+
+    def _search(self, args: tuple, kwargs: Dict[str, Any], problem: Any, pg: Any) -> tuple:
+        """Tune one key; returns ``(winner, extra facts for the log and cache)``.
+
+        With an active group every decision below is taken identically on
+        every rank: candidates dropped on any rank (compile, verify, run) are
+        dropped on all, times are combined (or gathered from the shards), the
+        descent stops on every rank when any rank's budget is spent, and the
+        winner is picked from the agreed times.
+        """
+        t_start = time.perf_counter()
+        report = problem.report
+        configs, bench = self._agreed_candidates(kwargs, problem, pg)
+        policy = resolve_search(self.search, self.search_breadth)
+        trial = _Trial(self, args, kwargs, problem, pg, bench)
+        for c in configs:
+            trial.add(c)
+        synthesized = self.synthesize_configs and getattr(self, "_synthesis", None) is not None
+        if synthesized and self.top_k is None:
+            costs = [self._synthesis.costs.get(config_str(c)) for c in configs]
+            n_first = first_batch_size(costs, policy)
+        else:  # top_k= or a hand list: measure what was asked for
+            n_first = len(configs)
+        trial.measure(range(n_first), first=True)
+        facts: Dict[str, Any] = {"search": policy.name, "first_batch": n_first, "pool": len(configs)}
+        if synthesized and policy.descent and len(trial.timings) > 0:
+            facts.update(self._descend(trial, policy, t_start, pg))
+
+        # re-time the leading few, interleaved, unless the user's do_bench decides; agree on the new times
+        timings = trial.timings
+        order = sorted(timings, key=lambda i: (timings[i], i))
+        if self._do_bench is None and len(order) > 1:
+            top = order[:RETIME_TOP]
+            retimed = _bench.retime_interleaved({i: trial.calls[i] for i in top}, bench, {i: timings[i] for i in top},
+                                                rounds=_retime_rounds())
+            agreed = _dd.combine_timings([retimed[i] for i in top], pg)
+            for i, t in zip(top, agreed):
+                report.candidate(trial.configs[i], retimed[i], stage="retimed_ms")
+                if t is None:
+                    trial.drop(i, "failed when re-timed")
+                    del timings[i]
+                else:
+                    timings[i] = t
+        if not timings:
+            raise self._all_failed(trial.configs, trial.failures)
+        ordered = sorted(timings)
+        best = ordered[_dd.pick_winner([timings[i] for i in ordered], [config_str(trial.configs[i]) for i in ordered])]
+        winner = trial.configs[best]
+
+        # leave the user's tensors as an untuned launch would find them
+        if trial.snapshot is not None:
+            trial.snapshot.restore()
+        full_nargs = {**dict(zip(self.arg_names, args)), **kwargs, **winner.all_kwargs()}
+        self.pre_hook(full_nargs, reset_only=True)
+
+        self.configs_timings = {trial.configs[i]: [t, t, t] for i, t in timings.items()}
+        self.bench_time = time.perf_counter() - t_start
+        facts["measured"] = len(trial.timings) + len(trial.failures)
+        report.note(f"search {policy.name}: {facts['first_batch']} of {len(configs)} ranked candidate(s) measured "
+                    f"first, {facts.get('descent_measured', 0)} more by the descent "
+                    f"({facts.get('descent_stopped', 'no descent')})")
+        extra: Dict[str, Any] = {"search_facts": facts}
+        if trial.active:
+            world_size, rank = trial.world
+            extra.update({"world_size": world_size, "rank": rank, "sharded": trial.shard,
+                          "timed_here": trial.timed_here})
+        return winner, extra
+
+    def _descend(self, trial: _Trial, policy: Any, t_start: float, pg: Any) -> Dict[str, Any]:
+        """Coordinate descent from the best measured configs (see :class:`~tiletune.runtime.search.Descent`)."""
+        ctx = self._synthesis
+        interp = _bench.interpreting()
+
+        def point(c: Config) -> Point:
+            warps = None if interp else c.num_warps
+            stages = None if interp else c.num_stages
+            return Point.of(c.kwargs, warps, stages)
+
+        def config(p: Point) -> Config:
+            if p.num_warps is None:
+                return Config(p.values())
+            return Config(p.values(), num_warps=p.num_warps, num_stages=p.num_stages)
+
+        def feasible(p: Point) -> bool:
+            return ctx.feasible(p.values(), p.num_warps, p.num_stages)
+
+        def measure(points: List[Point]) -> List[Optional[float]]:
+            idx = [trial.add(config(p)) for p in points]
+            got = trial.measure(idx, first=False)
+            return [got.get(i, trial.timings.get(i)) for i in idx]
+
+        def stop_round(over: bool) -> bool:
+            if not _dd.is_active(pg):
+                return over
+            return any(_dd.all_gather_json(bool(over), pg))
+
+        known = {point(trial.configs[i]): trial.timings.get(i) for i in range(len(trial.configs))
+                 if i in trial.timings or i in trial.failures}
+        descent = Descent(measure, feasible, policy, ctx.tiling, self.hints, launch_options=not interp,
+                          started=t_start, stop_round=stop_round)
+        result = descent.run(known)
+        for a, b, ms in result.moves:
+            trial.problem.report.note(f"descent: [{config_str(config(a))}] -> [{config_str(config(b))}] ({ms:.4f} ms)")
+        return {"descent_measured": result.measured, "descent_rejected": result.rejected,
+                "descent_moves": len(result.moves), "descent_stopped": result.stopped}
