@@ -226,3 +226,64 @@ def test_non_constexpr_params_are_never_tiling():
         assert not spec.param(n).tiling and spec.param(n).role == Role.NON_TILING
     assert spec.param("x_ptr").is_pointer
     assert not spec.param("alpha").is_pointer
+
+
+# ----- loop-sized and structured tiles -------------------------------------------------
+def test_rows_per_program_is_a_parallel_tiling_parameter():
+    spec = kernel(
+        """
+        pid = tl.program_id(0)
+        cols = tl.arange(0, BLOCK_N)
+        for r in range(ROWS_PER_PROG):
+            row = pid * ROWS_PER_PROG + r
+            mask = (cols < N) & (row < M)
+            x = tl.load(x_ptr + row * stride + cols, mask=mask)
+            tl.store(y_ptr + row * stride + cols, x * 2, mask=mask)
+        """,
+        "x_ptr, y_ptr, stride, M, N, BLOCK_N: tl.constexpr, ROWS_PER_PROG: tl.constexpr, UNROLL: tl.constexpr",
+    )
+    assert role(spec, "ROWS_PER_PROG") == (True, Role.PARALLEL, 0, "M")
+    assert any("rows per program" in u for u in spec.param("ROWS_PER_PROG").uses)
+    assert role(spec, "BLOCK_N") == (True, Role.INNER, None, "N")
+    assert not spec.param("UNROLL").tiling
+
+
+def test_rows_per_program_range_from_start_and_plain_loops():
+    spec = kernel(
+        """
+        start = tl.program_id(0) * ROWS
+        cols = tl.arange(0, BLOCK_N)
+        for row in range(start, start + ROWS):
+            x = tl.load(x_ptr + row * N + cols, mask=(cols < N) & (row < M))
+            tl.store(x_ptr + row * N + cols, x + 1, mask=(cols < N) & (row < M))
+        for i in range(REPEAT):
+            tl.store(x_ptr + cols, cols, mask=cols < N)
+        """,
+        "x_ptr, M, N, BLOCK_N: tl.constexpr, ROWS: tl.constexpr, REPEAT: tl.constexpr",
+    )
+    assert role(spec, "ROWS") == (True, Role.PARALLEL, 0, "M")
+    assert not spec.param("REPEAT").tiling  # bounds a loop, multiplies no program id
+    assert str(spec.accesses[0].trips) == "ROWS"
+
+
+def test_modulo_for_indexing_is_not_a_bound_when_a_mask_is():
+    spec = kernel(
+        """
+        i_t = tl.program_id(0)
+        o_t = i_t * BT + tl.arange(0, BT)
+        m_t = o_t < T
+        x = tl.load(x_ptr + o_t, mask=m_t)
+        w = tl.load(w_ptr + o_t % G, mask=m_t)
+        tl.store(y_ptr + o_t, x * w, mask=m_t)
+        """,
+        "x_ptr, w_ptr, y_ptr, T, G, BT: tl.constexpr",
+    )
+    assert role(spec, "BT") == (True, Role.PARALLEL, 0, "T")
+    wrapped = kernel(
+        """
+        offs = (tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)) % M
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs))
+        """,
+        "x_ptr, y_ptr, M, BLOCK: tl.constexpr",
+    )
+    assert role(wrapped, "BLOCK") == (True, Role.PARALLEL, 0, "M")

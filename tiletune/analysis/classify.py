@@ -22,6 +22,11 @@ Its role:
 argument) is the argument that tile offsets built from the parameter's
 ``tl.arange`` are compared with (``offs_m < M``, also ``% M`` and a block
 pointer's ``shape``), the most frequent one when there are several.
+A constexpr that bounds a unit-step loop (``for r in range(ROWS)``) and
+multiplies a program id (``row = pid * ROWS + r``) is a rows-per-program
+tiling parameter: ``PARALLEL``, bound to what the rows are compared with.
+A modulo (``offs % M``) binds only when no comparison does (``o % G`` that
+picks a weight group is no bound when ``o < T`` masks the tile).
 ``min_value`` is 16 for ``tl.dot`` operand/result extents, ``power_of_two``
 is set for ``tl.arange`` extents, ``is_pointer`` for parameters used as an
 address.
@@ -44,6 +49,7 @@ def classify_params(spec: KernelSpec, trace: Trace) -> None:
     """Set ``tiling``, ``role``, ``axis``, ``bound``, ``min_value``, ``power_of_two``,
     ``is_pointer`` and ``uses`` on every parameter of ``spec``."""
     pointers = set(trace.pointer_uses)
+    _rows_per_program(spec, trace)
     tiling = {p.name for p in spec.params if p.constexpr and p.name in trace.tile_uses}
     for p in spec.params:
         uses: list[str] = []
@@ -120,15 +126,28 @@ def _most_common(names: list[str]) -> Optional[str]:
 
 def _bind_bound(p: Param, trace: Trace, excluded: set[str]) -> tuple[Optional[str], Optional[str]]:
     """The argument the parameter's tile offsets are compared with, and the reason text."""
-    names: list[str] = []
+    names: dict[bool, list[str]] = {True: [], False: []}  # by "is a modulo"
     texts: dict[str, str] = {}
-    for tiles, params, line, text in trace.binds:
+    for tiles, params, line, text, how in trace.binds:
         if tiles != frozenset((p.name,)):
             continue
         for n in sorted(params):
             if n in excluded or n == p.name:
                 continue
-            names.append(n)
-            texts.setdefault(n, f"mask {text} at line {line} binds to {n}")
-    best = _most_common(names)
+            names[how == "modulo"].append(n)
+            texts.setdefault(n, f"{'mask' if how != 'modulo' else 'wrap'} {text} at line {line} binds to {n}")
+    # an index taken modulo something (``o % G`` picking a weight group) says nothing of the tile's
+    # extent when a mask does: a modulo counts only where no comparison bounds the tile
+    best = _most_common(names[False]) or _most_common(names[True])
     return best, texts.get(best) if best else None
+
+
+def _rows_per_program(spec: KernelSpec, trace: Trace) -> None:
+    """A constexpr ``R`` that bounds ``for r in range(R)`` and multiplies a program id
+    (``row = pid * R + r``) sizes each program's share of rows: a tiling parameter."""
+    pid_lines = {name: line for name, _, line in trace.pid_mults}
+    for name, line in trace.loop_bounds:
+        if name in pid_lines and name not in trace.tile_uses:
+            trace.tile_uses[name] = [
+                f"rows per program: bounds the loop at line {line} and multiplies a program id at line {pid_lines[name]}"
+            ]

@@ -179,7 +179,7 @@ class ExprEval:
                 expr = ea // eb
         elif op == "%":
             unit = ua
-            self._bind(a, b, node)
+            self._bind(a, b, node, "modulo")
         elif op == "<<":
             if ea is not None and eb is not None and eb.is_const and 0 <= eb.value < 63:
                 expr = ea * (1 << eb.value)
@@ -216,10 +216,10 @@ class ExprEval:
             for p in self.constexpr_syms(b):
                 self.trace.pid_mults.append((p, a.pids, self.line(node)))
 
-    def _bind(self, a: Val, b: Val, node: cst.CSTNode) -> None:
+    def _bind(self, a: Val, b: Val, node: cst.CSTNode, how: str = "compare") -> None:
         """A comparison / modulo of tile offsets ``a`` against a bound ``b``."""
         if a.tiles and not b.tiles and b.params:
-            self.trace.binds.append((a.tiles, b.params, self.line(node), node_text(node)))
+            self.trace.binds.append((a.tiles, b.params, self.line(node), node_text(node), how))
 
     def ev_compare(self, node: cst.Comparison) -> Val:
         left = self.ev(node.left)

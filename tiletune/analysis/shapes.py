@@ -34,7 +34,7 @@ import libcst as cst
 from .calls import CallOps
 from .cst_text import dotted_name, node_text, root_name
 from .evaluate import ExprEval
-from .expr import NUM_STAGES, Expr, cdiv, const, sym
+from .expr import NUM_STAGES, Expr, cdiv, const, sym, total
 from .model import KernelSpec, Shape, Span, shape_to_json
 from .ops import CreationOps, DotOps, LayoutOps, MathOps, MemoryOps, ReductionOps
 from .ops.tables import TL_ROOTS
@@ -59,6 +59,19 @@ AUG_OPS = {
     "RightShift": ">>",
     "MatrixMultiply": "@",
 }
+
+
+def _span(start: Optional[Expr], end: Optional[Expr]) -> Optional[Expr]:
+    """``end - start`` of a ``range``: ``end`` itself from 0, ``X`` when ``end`` is ``start + X``."""
+    if start is None or end is None:
+        return None
+    if start.is_const and start.value == 0:
+        return end
+    if end.op == "add" and start in end.args:
+        rest = list(end.args)
+        rest.remove(start)
+        return total(rest)
+    return None
 
 
 class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOps, MathOps, LayoutOps):
@@ -385,16 +398,21 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
                 step = pos[2] if len(pos) > 2 else one
             else:
                 start, end, step = zero, UNKNOWN, one
-            if start.expr is not None and end.expr is not None and step.expr is not None:
+            span = _span(start.expr, end.expr)
+            if span is not None and step.expr is not None:
+                trips = public_expr(cdiv(span, step.expr))
+            elif start.expr is not None and end.expr is not None and step.expr is not None:
                 # a start that depends on the program id counts from 0: the largest trip count
                 first = start.expr.substitute({s: 0 for s in start.expr.symbols() if s.startswith(PID_PREFIX)})
                 trips = public_expr(cdiv(end.expr - first, step.expr))
             self._loop_evidence(node, start, end, step)
+            rows = self._rows_loop(node, span, step)
             target_val = Val(
                 shape=(),
                 dtype="int32",
                 params=start.params | end.params | step.params,
                 pids=start.pids | step.pids,
+                tiles=frozenset((rows,)) if rows else EMPTY,
             )
         else:
             iv = self.ev(it)
@@ -411,6 +429,22 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
             self._pop_loop()
         if node.orelse is not None:
             self.block(node.orelse.body)
+
+    def _rows_loop(self, node: cst.For, span: Optional[Expr], step: Val) -> Optional[str]:
+        """The constexpr ``R`` of ``for r in range(R)`` / ``range(s, s + R)`` (unit step), else None.
+
+        Such a loop walks ``R`` rows (or items) one at a time; when ``R`` also
+        multiplies a program id (``row = pid * R + r``) it is a rows-per-program
+        tiling parameter (see :mod:`.classify`).  The loop variable carries ``R``
+        as a tile extent, so ``row < M`` binds ``R`` to ``M``.
+        """
+        if span is None or span.op != "sym" or span.args[0] not in self.constexprs:
+            return None
+        if step.expr is None or not (step.expr.is_const and step.expr.value == 1):
+            return None
+        name = span.args[0]
+        self.trace.loop_bounds.append((name, self.line(node)))
+        return name
 
     def _loop_evidence(self, node: cst.For, start: Val, end: Val, step: Val) -> None:
         """Loop steps and trip-count divisors are reduction-axis candidates.

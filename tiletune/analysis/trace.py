@@ -102,7 +102,10 @@ class Trace:
     reduction_steps: list[tuple[str, frozenset, int, str]] = field(default_factory=list)  # (param, bound params, line, how)
     grid_strides: list[tuple[str, int]] = field(default_factory=list)
     pid_mults: list[tuple[str, frozenset, int]] = field(default_factory=list)  # (param, axes, line)
-    binds: list[tuple[frozenset, frozenset, int, str]] = field(default_factory=list)  # (tile params, other params, line, text)
+    # (tile params, other params, line, text, how): how is "compare" (a mask), "modulo" (offsets wrapped
+    # with ``%``: weaker, an index may be taken modulo anything) or "block shape" (a block pointer's shape)
+    binds: list[tuple[frozenset, frozenset, int, str, str]] = field(default_factory=list)
+    loop_bounds: list[tuple[str, int]] = field(default_factory=list)  # (constexpr R of ``for r in range(R)``, line)
     pointer_uses: dict[str, str] = field(default_factory=dict)  # param -> first reason
     dot_dims: dict[str, int] = field(default_factory=dict)  # param -> line
     accesses: list[AccessRec] = field(default_factory=list)

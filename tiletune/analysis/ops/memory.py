@@ -115,7 +115,7 @@ class MemoryOps:
             for d, full in zip(block_shape, shape_v.items):
                 tiles = frozenset(s for s in d.symbols() if s in self.constexprs)
                 if tiles and full.params:
-                    self.trace.binds.append((tiles, full.params, line, f"block_shape {d} within shape {full.expr if full.expr is not None else '?'}"))
+                    self.trace.binds.append((tiles, full.params, line, f"block_shape {d} within shape {full.expr if full.expr is not None else '?'}", "block shape"))
         if ptr is not None:
             self.mark_pointer(ptr, f"tl.make_block_ptr base at line {line}")
         inputs = [v for v in a.values() if v is not None and v.kind == "value"]
