@@ -18,6 +18,7 @@ import textwrap
 import traceback
 from typing import Any, Callable, Mapping, Optional, Union
 
+from ..deep_stack import caused_by_recursion, run_deep
 from ..errors import AnalysisError
 from . import body as _body
 from .decorators import fill_declaration, find_kernels
@@ -118,7 +119,8 @@ def _analyze(source: str, file: Optional[str], force: _Force, project: bool = Fa
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _analyze_module(source, file, force, project, constants)
+        # deep, flat expressions (a sum of thousands of terms) need a deeper stack than Python's default
+        return run_deep(_analyze_module, source, file, force, project, constants)
     finally:
         if was_enabled:
             gc.enable()
@@ -130,7 +132,9 @@ def _analyze_module(source: str, file: Optional[str], force: _Force, project: bo
     try:
         positions = positions_of(module)
         scan = ModuleScan(module)
-    except RecursionError:
+    except Exception as exc:  # libcst reports a RecursionError of its position pass as a KeyError
+        if not caused_by_recursion(exc):
+            raise
         raise AnalysisError("code nested too deeply to analyse", file, 1, 0) from None
     index = index_module(source, file, module, positions, scan)
     info = index.info

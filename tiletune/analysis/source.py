@@ -20,6 +20,7 @@ from typing import Any, Optional
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from ..deep_stack import MAX_EXPRESSION_DEPTH, too_deep
 from ..errors import AnalysisError
 from .model import Span
 
@@ -104,7 +105,7 @@ def parse(source: str, file: Optional[str]) -> cst.Module:
     try:
         with warnings.catch_warnings():  # e.g. invalid escape sequences: not our business
             warnings.simplefilter("ignore")
-            compile(source, file or "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            tree = compile(source, file or "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError) as exc:  # incl. IndentationError, TabError; NUL bytes
         line, column = getattr(exc, "lineno", None), max((getattr(exc, "offset", None) or 1) - 1, 0)
         if line is None and "\0" in source:
@@ -114,6 +115,11 @@ def parse(source: str, file: Optional[str]) -> cst.Module:
         raise AnalysisError(f"invalid syntax: {message}", file, max(line or 1, 1), column) from None
     except (RecursionError, MemoryError):
         raise AnalysisError("code nested too deeply to analyse", file, 1, 0) from None
+    deep = too_deep(tree, source)  # libcst's parser slows down quadratically with nesting
+    if deep is not None:
+        line, column, depth = deep
+        raise AnalysisError(f"expression nested more than {MAX_EXPRESSION_DEPTH} levels deep ({depth}+) is too deep "
+                            "to analyse; split it into smaller expressions (e.g. partial sums)", file, line, column)
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
