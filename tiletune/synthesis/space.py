@@ -187,7 +187,8 @@ class Space:
         """Specialise an expression with the constants (and ``num_stages`` on Ascend)."""
         env: dict[str, Any] = {k: v for k, v in self.env.items()}
         if self.target.is_ascend:
-            env[NUM_STAGES] = const(1) + sym(MULTIBUFFER) if self.has_var(MULTIBUFFER) else 1
+            # a fixed multibuffer (check_config, fixed=) counts as much as a searched one
+            env[NUM_STAGES] = const(1) + sym(MULTIBUFFER) if self.has_var(MULTIBUFFER) else 1 + int(self.env.get(MULTIBUFFER, 0))
         elif not self.has_var(NUM_STAGES) and NUM_STAGES in self.fixed:
             env[NUM_STAGES] = int(self.fixed[NUM_STAGES])
         return expr.substitute(env)
