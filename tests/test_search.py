@@ -1,0 +1,315 @@
+"""The measured search (runtime/search.py) and the decision path every tuner shares (runtime/decision.py).
+
+Timings are injected: the benchmark method is replaced by a function of the
+config a launch used (recorded by a pre_hook), so nothing depends on the
+machine.  Kernels run under TRITON_INTERPRET=1 (conftest.py).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+import tiletune
+from tiletune.runtime import bench, decision
+from tiletune.tune import autotune as tune_function
+from tiletune.runtime.search import (
+    SEARCH_MODES,
+    Descent,
+    Point,
+    SearchPolicy,
+    first_batch_size,
+    neighbours,
+    resolve_search,
+)
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILETUNE_CACHE_DIR", str(tmp_path / "cache"))
+    for var in ("TILETUNE_ALWAYS_TUNE", "TRITON_BENCH_METHOD", "TILETUNE_SEARCH", "TILETUNE_VERSION_CHECK"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+# ----------------------------------------------------------------------------- pure search logic
+
+
+def bowl(best: dict, floor: float = 1.0):
+    """A time (ms) that grows with the log2 distance of each value from ``best``."""
+
+    def time_of(p: Point) -> float:
+        v = p.values()
+        d = sum(abs(math.log2(v[k]) - math.log2(best[k])) for k in best if k != "w")
+        if p.num_warps is not None:
+            d += abs(math.log2(p.num_warps) - math.log2(best.get("w", p.num_warps)))
+        return floor * (1.0 + 0.25 * d)
+
+    return time_of
+
+
+def run_descent(start: Point, time_of, policy: SearchPolicy, feasible=lambda p: True, clock=None, tiling=("BM", "BN")):
+    measured: list = []
+
+    def measure(points):
+        measured.extend(points)
+        return [time_of(p) for p in points]
+
+    kw = {} if clock is None else {"clock": clock, "started": 0.0}
+    d = Descent(measure, feasible, policy, list(tiling), **kw)
+    return d.run({start: time_of(start)}), measured
+
+
+def test_descent_walks_from_the_model_pick_to_a_far_optimum():
+    time_of = bowl({"BM": 16, "BN": 256, "w": 8})
+    start = Point.of({"BM": 128, "BN": 32}, 2, 3)
+    result, measured = run_descent(start, time_of, SearchPolicy("t", 1, 1, max_compiles=500, max_seconds=1e9))
+    best = min((t, p.signature(), p) for p, t in result.times.items() if t is not None)[2]
+    assert best.values() == {"BM": 16, "BN": 256} and best.num_warps == 8
+    assert result.stopped == "converged" and result.moves
+    assert len(measured) == len(set(measured))  # memoised: nothing measured twice
+
+
+def test_descent_never_measures_what_the_model_rejects():
+    time_of = bowl({"BM": 256, "BN": 256})
+    start = Point.of({"BM": 32, "BN": 32}, 4, 3)
+
+    def feasible(p):  # a capacity limit: at most 64*128 elements per tile
+        v = p.values()
+        return v["BM"] * v["BN"] <= 64 * 128
+
+    result, measured = run_descent(start, time_of, SearchPolicy("t", 1, 1, max_compiles=500, max_seconds=1e9), feasible)
+    assert measured and all(feasible(p) for p in measured)
+    assert result.rejected > 0
+    best = min((t, p.signature(), p) for p, t in result.times.items() if t is not None)[2]
+    assert best.values()["BM"] * best.values()["BN"] == 64 * 128  # on the limit, as close as allowed
+
+
+def test_descent_stops_at_the_compile_budget():
+    time_of = bowl({"BM": 1, "BN": 4096})
+    start = Point.of({"BM": 256, "BN": 1}, 4, 3)
+    result, measured = run_descent(start, time_of, SearchPolicy("t", 1, 1, max_compiles=5, max_seconds=1e9))
+    assert len(measured) <= 5 and result.stopped == "budget"
+
+
+def test_descent_stops_at_the_time_budget():
+    now = [0.0]
+
+    def clock():
+        now[0] += 1.0  # every look at the clock costs a second
+        return now[0]
+
+    time_of = bowl({"BM": 1, "BN": 4096})
+    start = Point.of({"BM": 256, "BN": 1}, 4, 3)
+    result, measured = run_descent(start, time_of, SearchPolicy("t", 1, 1, max_compiles=10_000, max_seconds=3.0),
+                                   clock=clock)
+    assert result.stopped == "budget"
+    assert len(measured) < 40
+
+
+def test_descent_stops_when_no_move_gains_more_than_one_percent():
+    flat = lambda p: 1.0 - 0.001 * p.values()["BM"] / 1024  # noqa: E731  (gains far below 1%)
+    start = Point.of({"BM": 64, "BN": 64}, 4, 3)
+    result, _ = run_descent(start, flat, SearchPolicy("t", 1, 1, max_compiles=500, max_seconds=1e9))
+    assert result.moves == [] and result.stopped == "converged"
+
+
+def test_neighbours_are_single_moves_within_bounds():
+    p = Point.of({"BM": 1, "BN": 64, "GROUP": 8}, 32, 1)
+    got = neighbours(p, ["BM", "BN"], {"GROUP": [1, 8]})
+    sigs = {(q.values()["BM"], q.values()["BN"], q.values()["GROUP"], q.num_warps, q.num_stages) for q in got}
+    assert sigs == {(2, 64, 8, 32, 1), (1, 128, 8, 32, 1), (1, 32, 8, 32, 1), (1, 64, 1, 32, 1),
+                    (1, 64, 8, 16, 1), (1, 64, 8, 32, 2)}
+    assert all(q.num_warps is None for q in neighbours(Point.of({"BM": 4}, None, None), ["BM"],
+                                                         launch_options=False))
+
+
+def test_first_batch_is_small_where_the_model_is_decisive_and_larger_where_not():
+    policy = SEARCH_MODES["default"]
+    decisive = [1.0, 2.0, 2.5, 3.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 9.5, 9.9, 10.0]
+    undecided = [1.0, 1.01, 1.02, 1.03, 1.05, 1.05, 1.06, 1.08, 1.1, 1.1, 1.12, 1.13, 1.14, 1.2]
+    assert first_batch_size(decisive, policy) == policy.first_min
+    assert first_batch_size(undecided, policy) == policy.first_max
+    assert first_batch_size([None, None, None], policy) == 3
+    assert first_batch_size([], policy) == 0
+
+
+def test_search_modes_from_argument_and_environment(monkeypatch):
+    assert resolve_search("fast").name == "fast"
+    monkeypatch.setenv("TILETUNE_SEARCH", "exhaustive")
+    assert resolve_search().name == "exhaustive" and not resolve_search().descent
+    assert resolve_search("default").name == "default"
+    wide = resolve_search("default", breadth=2.0)
+    assert wide.first_max == 2 * SEARCH_MODES["default"].first_max and wide.seeds > SEARCH_MODES["default"].seeds
+    with pytest.raises(ValueError, match="not a search mode.*'fast'"):
+        resolve_search("thorough")
+    monkeypatch.setenv("TILETUNE_SEARCH", "nope")
+    with pytest.raises(ValueError, match="TILETUNE_SEARCH"):
+        resolve_search()
+
+
+# ----------------------------------------------------------------------------- the autotuner's search, end to end
+
+
+@triton.jit
+def scale2d_kernel(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    offs = rm[:, None] * N + rn[None, :]
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+class Injected:
+    """The 'wall' benchmark replaced by a time that depends only on the config a launch used."""
+
+    def __init__(self, monkeypatch, best):
+        self.best = best
+        self.current: dict = {}
+        self.timed: list = []
+        self.launches = 0
+
+        def fake_wall(fn, *, warmup=None, rep=None):
+            fn()
+            cfg = (self.current["BLOCK_M"], self.current["BLOCK_N"])
+            self.timed.append(cfg)
+            d = sum(abs(math.log2(v) - math.log2(b)) for v, b in zip(cfg, self.best))
+            return 1.0 + 0.3 * d
+
+        monkeypatch.setitem(bench.METHODS, "wall", fake_wall)
+
+    def pre_hook(self, nargs, reset_only=False):
+        if not reset_only:
+            self.launches += 1
+            self.current = {k: nargs[k] for k in ("BLOCK_M", "BLOCK_N")}
+
+
+def launch(tuned, m=32, n=64):
+    x = torch.randn(m, n)
+    y = torch.empty_like(x)
+    tuned[lambda meta: (triton.cdiv(m, meta["BLOCK_M"]), triton.cdiv(n, meta["BLOCK_N"]))](x, y, m, n)
+    torch.testing.assert_close(y, x * 2)
+
+
+def test_autotune_descent_finds_a_winner_far_from_the_models_pick(monkeypatch):
+    inj = Injected(monkeypatch, best=(2, 256))
+    tuned = tiletune.autotune(configs=[], key=["M", "N"], top_k=1, search="default",
+                              pre_hook=inj.pre_hook)(scale2d_kernel)
+    launch(tuned)
+    first = inj.timed[0]
+    assert first != (2, 256)  # the model's pick is elsewhere ...
+    assert (tuned.best_config.kwargs["BLOCK_M"], tuned.best_config.kwargs["BLOCK_N"]) == (2, 256)  # ... found
+
+
+def test_autotune_descent_respects_the_compile_budget(monkeypatch):
+    inj = Injected(monkeypatch, best=(1, 1024))
+    policy = SearchPolicy("tiny", first_min=1, first_max=1, max_compiles=3, max_seconds=1e9)
+    tuned = tiletune.autotune(configs=[], key=["M", "N"], top_k=1, search=policy,
+                              pre_hook=inj.pre_hook)(scale2d_kernel)
+    launch(tuned)
+    distinct = set(inj.timed)
+    assert len(distinct) <= 1 + 3  # the first batch, then at most three by the descent
+
+
+def test_hand_configs_are_measured_as_given(monkeypatch):
+    inj = Injected(monkeypatch, best=(2, 256))
+    configs = [triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}), triton.Config({"BLOCK_M": 32, "BLOCK_N": 32})]
+    tuned = tiletune.autotune(configs=configs, key=["M", "N"], search="default", pre_hook=inj.pre_hook)(scale2d_kernel)
+    launch(tuned)
+    assert set(inj.timed) == {(16, 16), (32, 32)}
+
+
+def test_interpreter_without_a_search_mode_measures_the_ranked_list_once(monkeypatch):
+    inj = Injected(monkeypatch, best=(1, 1024))
+    tuned = tiletune.autotune(configs=[], key=["M", "N"], top_k=2, pre_hook=inj.pre_hook)(scale2d_kernel)
+    launch(tuned)
+    assert len(set(inj.timed)) <= 2
+
+
+# ----------------------------------------------------------------------------- one decision path for three tuners
+
+
+def test_the_three_tuners_share_one_decision_path(monkeypatch):
+    seen: list = []
+    real_lookup = decision.lookup
+
+    def spy(d, match):
+        seen.append(d.what)
+        return real_lookup(d, match)
+
+    monkeypatch.setattr(decision, "lookup", spy)
+    inj = Injected(monkeypatch, best=(16, 16))
+    configs = [triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}), triton.Config({"BLOCK_M": 32, "BLOCK_N": 32})]
+
+    kernel = tiletune.autotune(configs=configs, key=["M", "N"], pre_hook=inj.pre_hook)(scale2d_kernel)
+    launch(kernel)
+
+    @tune_function(config_space=[{"k": 1}, {"k": 2}], key_fn=lambda x: x.shape, warmup=1, rep=1)
+    def fn(x, *, k):
+        return x * k
+
+    fn(torch.ones(4))
+
+    other = tiletune.autotune(configs=configs, key=["M", "N"], pre_hook=inj.pre_hook)(scale2d_kernel)
+
+    @tiletune.contextual_autotune(n_repeat=1, n_warmup=0)
+    def ctx(m, n):
+        launch(other, m, n)
+
+    ctx(8, 8)
+    assert any(w.startswith("kernel 'scale2d_kernel'") for w in seen)
+    assert any(w.startswith("autotune of") for w in seen)
+    assert seen.count("kernel 'scale2d_kernel'") >= 2  # the autotuner, and the contextual tuner's lookup
+
+
+@pytest.mark.parametrize("tuner", ["kernel", "function", "contextual"])
+def test_a_cache_entry_without_a_config_is_retuned_by_every_tuner(tuner, monkeypatch, tmp_path):
+    """validate_cached (stage 3) is the one check: an unusable entry means a new tuning, in all three."""
+    inj = Injected(monkeypatch, best=(16, 16))
+    configs = [triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}), triton.Config({"BLOCK_M": 32, "BLOCK_N": 32})]
+    calls: list = []
+
+    def make():
+        if tuner == "function":
+            @tune_function(config_space=[{"k": 1}, {"k": 2}], key_fn=lambda x: x.shape, warmup=1, rep=1)
+            def fn(x, *, k):
+                calls.append(k)
+                return x * k
+
+            return lambda: fn(torch.ones(4)), fn.cache
+        kern = tiletune.autotune(configs=configs, key=["M", "N"], pre_hook=inj.pre_hook)(scale2d_kernel)
+        if tuner == "kernel":
+            return lambda: launch(kern), None
+
+        @tiletune.contextual_autotune(n_repeat=1, n_warmup=0)
+        def ctx():
+            launch(kern)
+
+        return ctx, None
+
+    run, _ = make()
+    run()
+    import json
+
+    from tiletune.runtime.cache import read_cache_file
+
+    def entries():
+        out = []
+        for path in (tmp_path / "cache").rglob("*.json"):
+            data, _ = read_cache_file(path)
+            if data and "entries" in data:
+                out.append((path, data))
+        return out
+
+    assert entries()
+    for path, data in entries():  # break every entry: keep the key, drop the config
+        for entry in data["entries"].values():
+            entry.pop("config", None)
+        path.write_text(json.dumps(data))
+    run2, _ = make()
+    run2()
+    assert all("config" in e for _, data in entries() for e in data["entries"].values())  # tuned and stored again
