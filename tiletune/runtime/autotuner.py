@@ -46,7 +46,9 @@ from tiletune.errors import TuningError
 
 from . import decision as _decision
 from . import distributed as _dd
+from . import protect as _protect
 from .binding import Binder, base_function, tensor_dtypes
+from .cache_validate import kernel_entry_problems
 from .candidates import CandidatesStage, MetaParameterConflict
 from .measure import RETIME_ROUNDS, RETIME_TOP, MeasureStage
 from .report import TuningReport, config_str, config_to_dict
@@ -202,9 +204,11 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
         pg: Any = None,
         shard: bool = False,
         search: Any = None,
+        side_effects: str = "restore",
     ):
         _check_wraps_jit(fn)
         self.kernel_name = base_function(fn).__name__
+        self.side_effects = _protect.check_mode(side_effects, self.kernel_name)
         if arg_names is None:
             arg_names = list(getattr(fn, "arg_names"))
         key = list(key or [])
@@ -324,8 +328,24 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
                 self._source = getattr(self._inner, "src", None) or self.kernel_name
         return self._source
 
-    def spec(self) -> Any:
-        """The kernel's :class:`KernelSpec` (analysed once; None when analysis fails)."""
+    def spec(self, constants: Optional[Mapping[str, Any]] = None) -> Any:
+        """The kernel's :class:`KernelSpec` (analysed once; None when analysis fails).
+
+        ``constants`` (a launch's constexpr values and ``None`` arguments)
+        specialises it: branches they decide are resolved, so what only a dead
+        branch uses needs no dtype and no space (analysed once per distinct set).
+        """
+        if constants:
+            by_constants = self.__dict__.setdefault("_spec_by_constants", {})
+            ckey = tuple(sorted((k, repr(v)) for k, v in constants.items()))
+            if ckey not in by_constants:
+                try:
+                    from tiletune.analysis import analyze_kernel
+
+                    by_constants[ckey] = analyze_kernel(self._inner, constants=dict(constants))
+                except Exception:  # the unspecialised analysis (or its error) stands
+                    by_constants[ckey] = self.spec()
+            return by_constants[ckey]
         if not self._spec_done:
             self._spec_done = True
             try:
@@ -351,10 +371,11 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
 
     def _disk_cache(self, target_name: str) -> Any:
         if self._disk is None:
-            from .cache import TuningCache, environment_fingerprint
+            from .cache import TuningCache, code_identity, environment_fingerprint
 
-            self._disk = TuningCache(self.kernel_name, self.source, kind="kernel",
-                                     fingerprint=environment_fingerprint(target_name))
+            spec = self.spec()  # the file name covers the @triton.jit helpers the kernel calls, too
+            self._disk = TuningCache(self.kernel_name, code_identity(self.source, getattr(spec, "helpers", None)),
+                                     kind="kernel", fingerprint=environment_fingerprint(target_name))
         return self._disk
 
     # ================================================================ tuning (once per key)
@@ -371,7 +392,9 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
             pg = self.process_group()
 
             def tune() -> tuple:
-                config, extra = self._search(args, kwargs, problem, pg)
+                protection = _protect.kernel_protection(self, problem)  # configs=[]: inputs it writes into
+                with _decision.protect_side_effects(f"kernel {self.kernel_name!r}", problem.bound, protection):
+                    config, extra = self._search(args, kwargs, problem, pg)
                 return config, self._entry(config, extra), extra
 
             decided = _decision.decide(self._decision(problem, pg), self._match, tune)
@@ -414,7 +437,8 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
         space = [str(c) for c in self.configs] if not self.synthesize_configs else "synthesized"
         cache = self._disk_cache(problem.target_name) if self.cache_results else None
         return _decision.Decision(f"kernel {self.kernel_name!r}", cache, problem.disk_key,
-                                  problem=[problem.disk_key, space], pg=pg, note=problem.report.note)
+                                  problem=[problem.disk_key, space], pg=pg, note=problem.report.note,
+                                  check=lambda entry: kernel_entry_problems(self, problem, entry))
 
     def _match(self, entry: Mapping[str, Any]) -> Optional[Any]:
         """A cached entry's config as JSON, when it fits this kernel (the decision path's match stage)."""
@@ -588,6 +612,7 @@ def autotune(
     pg: Any = None,
     shard: bool = False,
     search: Any = None,
+    side_effects: str = "restore",
 ) -> Callable[[Any], Autotuner]:
     """Decorator for auto-tuning a ``@triton.jit`` kernel; ``configs=[]`` synthesizes the tilings.
 
@@ -629,6 +654,14 @@ def autotune(
         best measured ones, never compiling a neighbour the model rejects
         (:mod:`tiletune.runtime.search`).  A hand ``configs`` list is
         measured as given.
+    :param side_effects: what ``configs=[]`` does about a kernel that writes
+        into its inputs (the analysis sees an in-place update or a
+        non-idempotent atomic into a tensor no ``restore_value``/
+        ``reset_to_zero`` covers): ``"restore"`` (default) snapshots those
+        tensors before tuning and restores them after, so they come out as
+        one untuned launch leaves them, and says so once (TiletuneWarning);
+        ``"error"`` raises TuningError instead; ``"ignore"`` does nothing (as
+        Triton).  See :mod:`tiletune.runtime.protect`.
     """
 
     def decorator(fn: Any) -> Autotuner:
@@ -639,6 +672,7 @@ def autotune(
             warmup=warmup, rep=rep, use_cuda_graph=use_cuda_graph, do_bench=do_bench,
             cache_results=cache_results, hints=hints, verify=verify, target=target, top_k=top_k,
             bench_method=bench_method, verbose=verbose, pg=pg, shard=shard, search=search,
+            side_effects=side_effects,
         )
 
     return decorator

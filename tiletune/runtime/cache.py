@@ -53,6 +53,7 @@ __all__ = [
     "cache_dir",
     "environment_fingerprint",
     "source_hash",
+    "code_identity",
     "entry_key",
     "always_tune",
     "strict_version_check",
@@ -211,6 +212,16 @@ def check_version_policy(
 def source_hash(text: str) -> str:
     """First 16 hex digits of the sha256 of a kernel's or function's source text."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def code_identity(source: str, helpers: Optional[Mapping[str, str]] = None) -> str:
+    """The text whose :func:`source_hash` names a kernel's cache file: its source, plus one line
+    per ``@triton.jit`` helper it calls (``KernelSpec.helpers``: name -> sha256 of its source,
+    transitively and across modules), so editing a helper starts a fresh cache file too."""
+    if not helpers:
+        return source
+    lines = [f"# helper {name} {digest}" for name, digest in sorted(helpers.items())]
+    return source + "\n# tiletune: @triton.jit helpers\n" + "\n".join(lines) + "\n"
 
 
 def _jsonable(value: Any, where: str) -> Any:

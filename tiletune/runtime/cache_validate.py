@@ -30,7 +30,7 @@ from typing import Any, Iterable, List, Mapping, Optional, Sequence
 
 from tiletune.errors import TiletuneCacheWarning
 
-__all__ = ["config_problems", "warn_bad_entry", "TRITON_MAX_NUMEL", "MAX_NUM_WARPS", "MAX_NUM_STAGES"]
+__all__ = ["config_problems", "kernel_entry_problems", "warn_bad_entry", "TRITON_MAX_NUMEL", "MAX_NUM_WARPS", "MAX_NUM_STAGES"]
 
 #: Triton's largest tensor (``triton.language.TRITON_MAX_TENSOR_NUMEL``), also the largest arange extent.
 TRITON_MAX_NUMEL = 1 << 20
@@ -183,7 +183,7 @@ _warned: set = set()
 _warned_lock = threading.Lock()
 
 
-def warn_bad_entry(path: Any, key: str, kernel_name: str, problems: Sequence[str]) -> None:
+def warn_bad_entry(path: Any, key: str, what: str, problems: Sequence[str]) -> None:
     """Warn once per file, key and reasons (:class:`TiletuneCacheWarning`) that an entry is unusable."""
     token = (str(path), key, tuple(problems))
     with _warned_lock:
@@ -191,8 +191,49 @@ def warn_bad_entry(path: Any, key: str, kernel_name: str, problems: Sequence[str
             return
         _warned.add(token)
     warnings.warn(
-        f"tiletune: cached config of kernel {kernel_name!r} in {path} under key {key} is unusable "
+        f"tiletune: {what}: the cached config in {path} under key {key} is unusable "
         f"({'; '.join(problems)}); re-tuning and replacing it",
         TiletuneCacheWarning,
         stacklevel=4,
+    )
+
+
+def kernel_entry_problems(tuner: Any, problem: Any, entry: Any) -> List[str]:
+    """:func:`config_problems` of a cached ``entry`` for one launch of a ``tiletune.autotune`` kernel.
+
+    ``tuner`` is the :class:`~tiletune.runtime.autotuner.Autotuner`, ``problem``
+    its bound launch (``bound``, ``launch_const``, ``dtypes``).  Entries of a
+    hand ``configs`` list are matched against that list instead (a config not
+    in it is never used), so only synthesized kernels are checked here.
+    """
+    if not isinstance(entry, Mapping):
+        return [f"the entry is a {type(entry).__name__}, not an object"]
+    if not getattr(tuner, "synthesize_configs", False):
+        return []
+    spec = tuner.spec()
+    shapes = None
+    target = None
+    try:
+        target = tuner.resolved_target()
+    except Exception:  # no target: the capacity checks are skipped, the rest still run
+        target = None
+    if spec is not None:
+        try:
+            from tiletune.runtime.binding import synthesis_shapes
+            from tiletune.synthesis import required_shapes
+
+            shapes = synthesis_shapes(tuner.kernel_name, required_shapes(spec), problem.bound)
+        except Exception:  # a launch that cannot be synthesized for fails in the search, not here
+            shapes = None
+    return config_problems(
+        entry.get("config"),
+        kernel_name=tuner.kernel_name,
+        arg_names=tuner.arg_names,
+        spec=spec,
+        launch_names=list(problem.launch_const),
+        defaults=getattr(tuner._binder, "defaults", None),
+        hints=tuner.hints,
+        shapes=shapes,
+        dtypes=problem.dtypes,
+        target=target,
     )

@@ -29,7 +29,7 @@ import contextlib
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, Tuple
 
 from . import distributed as _dd
 
@@ -59,6 +59,7 @@ class Decision:
     problem: Any = None
     pg: Any = None
     note: Callable[[str], None] = field(default=_quiet)
+    check: Optional[Callable[[Mapping[str, Any]], Sequence[str]]] = None  # the tuner's own entry checks
 
 
 @dataclass
@@ -70,27 +71,43 @@ class Decided:
     extra: Dict[str, Any] = field(default_factory=dict)
 
 
-def validate_cached(entry: Mapping[str, Any], what: str) -> Optional[str]:
+def validate_cached(entry: Mapping[str, Any], what: str,
+                    check: Optional[Callable[[Mapping[str, Any]], Sequence[str]]] = None) -> Optional[str]:
     """Why a cached ``entry`` must not be used (None: usable).
 
     Stage 3 of the decision path; the one call site for cache-entry
-    validation (issue 12 adds its checks here).  Today: the entry must hold a
-    ``config`` mapping.
+    validation.  The entry must hold a ``config`` mapping; ``check(entry)``
+    (the tuner's own, e.g. :func:`~tiletune.runtime.cache_validate.kernel_entry_problems`:
+    names, integers, powers of two, the target's limits) lists what else is
+    wrong.  A check that itself fails counts as a reason (never a crash).
     """
     config = entry.get("config") if isinstance(entry, Mapping) else None
-    if config is None:
-        return f"{what}: the cache entry has no config"
-    return None
+    if not isinstance(config, Mapping):
+        return "the entry has no config object"
+    if check is None:
+        return None
+    try:
+        problems = list(check(entry))
+    except Exception as exc:  # noqa: BLE001 - an entry that cannot be checked is not used
+        problems = [f"it could not be checked ({type(exc).__name__}: {exc})"]
+    return "; ".join(problems) or None
 
 
 @contextlib.contextmanager
-def protect_side_effects(what: str, arguments: Optional[Mapping[str, Any]] = None) -> Iterator[None]:
-    """Context around the benchmarking of one key: the one call site for side-effect protection.
+def protect_side_effects(what: str, arguments: Optional[Mapping[str, Any]] = None,
+                         protection: Any = None) -> Iterator[None]:
+    """Context around the tuning of one key: the one call site for side-effect protection.
 
-    Every tuner's measuring runs inside it (issue 12 hooks automatic
-    snapshot/restore of written arguments here); today it does nothing.
+    ``protection`` (a :class:`~tiletune.runtime.protect.Protection`, taken
+    before anything runs) is restored on the way out, so the tensors a
+    kernel writes into come out of tuning as they went in and the real
+    launch that follows leaves them as one untuned launch would.
     """
-    yield
+    try:
+        yield
+    finally:
+        if protection:
+            protection.restore()
 
 
 def lookup(d: Decision, match: Callable[[Mapping[str, Any]], Any]) -> Tuple[Any, Optional[str]]:
@@ -111,16 +128,19 @@ def lookup(d: Decision, match: Callable[[Mapping[str, Any]], Any]) -> Tuple[Any,
     entry, status = d.cache.get_with_status(d.key)
     if status == "miss" or entry is None:
         return None, None
-    why = validate_cached(entry, d.what)
-    if why is not None:
-        d.note(f"cache entry in {d.cache.path} is not usable ({why}); re-tuning")
-        return None, None
     if status == "stale":
         try:
             check_version_policy(status, entry, d.cache.path)
         except StaleCacheEntryError as exc:
             return None, str(exc)
         d.note(f"cache entry in {d.cache.path} was tuned under other versions; re-tuning")
+        return None, None
+    why = validate_cached(entry, d.what, d.check)
+    if why is not None:
+        from .cache_validate import warn_bad_entry
+
+        warn_bad_entry(d.cache.path, d.key, d.what, [why])
+        d.note(f"cache entry in {d.cache.path} is not usable ({why}); re-tuning")
         return None, None
     choice = match(entry)
     if choice is None:

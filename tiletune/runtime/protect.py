@@ -40,7 +40,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 from tiletune.errors import TiletuneWarning, TuningError
 
 __all__ = ["MODES", "IDEMPOTENT_ATOMICS", "SideEffectPlan", "side_effect_plan", "Protection", "protection_for",
-           "check_mode"]
+           "kernel_protection", "check_mode"]
 
 MODES = ("restore", "error", "ignore")
 #: Atomics whose repetition with the same operand leaves memory as one application does.
@@ -226,3 +226,18 @@ def protection_for(
             stacklevel=5,
         )
     return Protection({n: bound[n] for n in plan.names})
+
+
+def kernel_protection(tuner: Any, problem: Any) -> Optional[Protection]:
+    """The :class:`Protection` a ``configs=[]`` tuning of one launch needs (None for a hand configs list,
+    ``side_effects="ignore"``, or a kernel that changes none of its inputs)."""
+    if not getattr(tuner, "synthesize_configs", False):
+        return None
+    return protection_for(
+        tuner.kernel_name,
+        tuner.spec(),
+        problem.bound,
+        mode=getattr(tuner, "side_effects", "restore"),
+        restore_value=tuner.restore_value,
+        reset_to_zero=tuner.reset_to_zero,
+    )
