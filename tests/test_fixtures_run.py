@@ -41,7 +41,10 @@ def _is_constexpr(p: inspect.Parameter) -> bool:
 
 
 def _tiling(mod) -> list[str]:
-    """Constexpr parameters with BLOCK in their name, in signature order."""
+    """The module's TILING list, else the constexpr parameters with BLOCK in their name, in signature order."""
+    names = getattr(mod, "TILING", None)
+    if names is not None:
+        return [p.name for p in _params(mod) if p.name in names]
     return [p.name for p in _params(mod) if _is_constexpr(p) and "BLOCK" in p.name]
 
 
@@ -63,7 +66,7 @@ def _run(mod, shape, config):
 def test_names_cover_the_package():
     on_disk = sorted(p.stem for p in (ROOT / "fixtures").glob("*.py") if not p.stem.startswith("_"))
     assert sorted(fixtures.NAMES) == on_disk
-    assert len(fixtures.NAMES) >= 15
+    assert len(fixtures.NAMES) >= 18
     with pytest.raises(KeyError):
         fixtures.load("no_such_fixture")
 
@@ -119,6 +122,8 @@ def test_interface(name):
         assert int(args[k]) == mod.SHAPES[0][k]
     for n in pointers:
         assert isinstance(args[n], torch.Tensor) and args[n].device.type == "cpu"
+    if getattr(mod, "TILING", None) is not None:
+        assert set(mod.TILING) == set(tiling) and all(_is_constexpr(p) for p in params if p.name in tiling)
     for n in mod.RESET_TO_ZERO:
         assert not args[n].any(), f"{n} must start at zero"
     outs = mod.outputs(args)

@@ -43,7 +43,13 @@ EXPECTED: dict[str, dict[str, tuple]] = {
     "histogram": {"BLOCK_SIZE": (P, 0, "n_elements"), "NUM_BINS": (I, None, None)},
     "block_ptr_matmul": {"BLOCK_M": (P, 0, "M"), "BLOCK_N": (P, 1, "N"), "BLOCK_K": (R, None, "K")},
     "scale_inplace": {"BLOCK_SIZE": (P, 0, "n_elements")},
+    "rows_rms_norm": {"BLOCK_N": (I, None, "N"), "ROWS_PER_PROG": (P, 0, "M")},
+    "desc_bias_add": {"BLOCK_B": (P, 0, "B"), "BLOCK_M": (P, 1, "M"), "BLOCK_N": (P, 2, "N")},
+    "group_layer_norm": {"BT": (P, 0, "T"), "BD": (I, None, "D")},
 }
+
+#: tiling parameters that size a loop, not a tile dimension (no power-of-two requirement).
+LOOP_SIZED = {"rows_rms_norm": {"ROWS_PER_PROG"}}
 
 #: constexprs that size tl.dot operands (min_value 16).
 DOT_PARAMS = {
@@ -79,7 +85,7 @@ def test_fixture_classification(name):
         if p.constexpr and p.name not in expected:
             assert (p.tiling, p.role) == (False, Role.NON_TILING), p.name
         if p.tiling:
-            assert p.power_of_two and p.uses, p.name
+            assert p.uses and p.power_of_two == (p.name not in LOOP_SIZED.get(name, ())), p.name
             assert p.min_value == (16 if p.name in DOT_PARAMS.get(name, ()) else 1), p.name
     assert kernel.notes == []
     assert kernel.footprint is not None

@@ -107,7 +107,9 @@ class CandidatesStage:
 
     def _synthesize(self, bound: Dict[str, Any], kwargs: Dict[str, Any], launch_const: Mapping[str, Any],
                     dtypes: Mapping[str, str], report: TuningReport) -> List[Config]:
-        spec = self.spec()
+        # specialised with the launch's constexpr values and None arguments: dead branches need nothing
+        spec = self.spec({k: v for k, v in bound.items()
+                          if v is None or (k in self._binder.constexpr and isinstance(v, (bool, int, str)))})
         if spec is None:
             raise TuningError(
                 f"kernel {self.kernel_name!r}: configs=[] needs the kernel's source analysis, which failed "
