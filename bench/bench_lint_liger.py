@@ -26,7 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tiletune.lint.registry import _might_have_kernels, iter_python_files, lint_paths  # noqa: E402
+from tiletune.lint.prefilter import might_have_kernels as _might_have_kernels  # noqa: E402
+from tiletune.lint.runner import iter_python_files, lint_paths  # noqa: E402
 
 MUST_BE_SILENT = ("TT004", "TT006")
 

@@ -54,8 +54,25 @@ def test_plugin_in_process_matches_lint():
     assert got == want and {c for _, _, c in got} == {"TT001", "TT005", "TT006"}
 
 
-def test_plugin_skips_syntax_errors():
+def test_plugin_reports_tt000_for_a_file_it_cannot_analyse():
+    # flake8 hands a plugin only files Python parses; whatever the tiletune
+    # analysis then rejects is reported as TT000 with its line and column.
+    lines = ["import triton\n", "\n", "@triton.jit\n", "def k(x_ptr, BLOCK: tl.constexpr)\n", "    pass\n"]
+    ((line, col, msg, _),) = list(TiletunePlugin(None, "x.py", lines).run())
+    assert msg.startswith("TT000 could not analyse this file") and line == 4 and col > 0
+
+
+def test_plugin_skips_files_without_kernels():
     assert list(TiletunePlugin(None, "x.py", ["def f(:\n"]).run()) == []
+
+
+@needs_plugin
+def test_flake8_syntax_error_is_not_silent(tmp_path):
+    # flake8 runs no plugin on a file Python cannot parse; E999 says where.
+    f = tmp_path / "broken.py"
+    f.write_text("import triton\n\n@triton.jit\ndef k(x_ptr, BLOCK: tl.constexpr)\n    pass\n")
+    r = flake8("--select", "TT,E999", str(f))
+    assert r.returncode == 1 and f"{f}:4:" in r.stdout and "E999" in r.stdout, r.stdout + r.stderr
 
 
 @needs_plugin

@@ -56,52 +56,65 @@ def test_rule_examples_fix_to_clean(code):
     assert code not in [d.code for d in lint_source(new, "t.py")]
 
 
-def test_tt001_drop_default_keeps_annotation():
+# Hand configs that all set BLOCK_SIZE=1024: a launch passing BLOCK_SIZE=1024
+# conflicts (Triton raises) and dropping it keeps every value the kernel sees.
+SAME = HEAD.replace(
+    '@tiletune.autotune(configs=[], key=["n_elements"])',
+    '@triton.autotune(configs=[triton.Config({"BLOCK_SIZE": 1024}, num_warps=4), '
+    'triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)], key=["n_elements"])',
+)
+GRID = '    grid = lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)\n'
+
+
+def test_tt001_has_no_fix():
+    # Dropping a default changes what the kernel runs with: never offered.
     src = HEAD.replace("BLOCK_SIZE: tl.constexpr)", "BLOCK_SIZE: tl.constexpr = 1024)")
-    new = fixed(src, "TT001")
-    assert "BLOCK_SIZE: tl.constexpr):" in new
-    assert new == HEAD
-
-
-def test_tt001_multiline_signature():
-    src = HEAD.replace(
-        "def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):",
-        "def add_kernel(\n    x_ptr, y_ptr, out_ptr, n_elements,\n    BLOCK_SIZE: tl.constexpr = 1024,  # tile\n    EVEN: tl.constexpr = False,\n):",
-    )
-    new = fixed(src, "TT001")
-    assert "    BLOCK_SIZE: tl.constexpr,  # tile\n    EVEN: tl.constexpr = False,\n" in new
+    d = only(src, "TT001")
+    assert not d.fixable
+    with pytest.raises(FixError):
+        apply_fix(src, d)
 
 
 def test_tt002_drop_keyword_last_and_middle():
-    src = HEAD + '    grid = lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)\n    add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024)\n'
+    src = SAME + GRID + "    add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024)\n"
     new = fixed(src, "TT002")
     assert new.endswith("add_kernel[grid](x, y, out, n)\n")
-    src2 = HEAD + (
-        '    grid = lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)\n'
-        "    add_kernel[grid](\n        x, y, out,\n        BLOCK_SIZE=1024,\n        n_elements=n,\n    )\n"
-    )
+    src2 = SAME + GRID + "    add_kernel[grid](\n        x, y, out,\n        BLOCK_SIZE=1024,\n        n_elements=n,\n    )\n"
     new2 = fixed(src2, "TT002")
     assert new2.endswith("    add_kernel[grid](\n        x, y, out,\n        n_elements=n,\n    )\n")
 
 
 def test_tt002_drop_trailing_keyword_multiline():
-    src = HEAD + (
-        '    grid = lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)\n'
-        "    add_kernel[grid](\n        x, y, out, n,\n        BLOCK_SIZE=1024,\n    )\n"
-    )
+    src = SAME + GRID + "    add_kernel[grid](\n        x, y, out, n,\n        BLOCK_SIZE=1024,\n    )\n"
     new = fixed(src, "TT002")
     assert new.endswith("    add_kernel[grid](\n        x, y, out, n,\n    )\n")
 
 
 def test_tt002_only_the_flagged_launch_changes():
-    src = HEAD + (
-        '    grid = lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)\n'
-        "    add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024)\n"
-        "    add_kernel[grid](x, y, out, n, BLOCK_SIZE=512)\n"
-    )
+    src = SAME + GRID + "    add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024)\n    add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024)\n"
     first, second = [d for d in lint_source(src, "t.py") if d.code == "TT002"]
     new = apply_fix(src, second)
-    assert "BLOCK_SIZE=1024)" in new and "BLOCK_SIZE=512" not in new
+    assert new.count("BLOCK_SIZE=1024)") == 1
+    assert new.index("BLOCK_SIZE=1024)") < new.index("add_kernel[grid](x, y, out, n)\n")
+
+
+@pytest.mark.parametrize(
+    "kernel_source, launch",
+    [
+        (SAME, "add_kernel[grid](x, y, out, n, BLOCK_SIZE=512)"),  # another value than the configs'
+        (SAME, "add_kernel[grid](x, y, out, n, BLOCK_SIZE=block)"),  # a value the lint cannot know
+        (
+            SAME.replace('triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)', 'triton.Config({"BLOCK_SIZE": 512}, num_warps=8)'),
+            "add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024)",
+        ),  # the configs differ: the launch's value is not what every config supplies
+        (HEAD, "add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024)"),  # configs=[]: the search would choose another
+    ],
+    ids=["other-value", "variable", "configs-differ", "configs-empty"],
+)
+def test_tt002_no_fix_when_it_could_change_meaning(kernel_source, launch):
+    src = kernel_source + "    block = 1024\n" + GRID + "    " + launch + "\n"
+    d = only(src, "TT002")
+    assert not d.fixable
 
 
 @pytest.mark.parametrize(
@@ -147,13 +160,13 @@ def test_tt003_meta_name_does_not_clash():
 
 
 def test_fix_all_then_clean():
-    src = (
-        HEAD.replace("BLOCK_SIZE: tl.constexpr)", "BLOCK_SIZE: tl.constexpr = 1024)")
-        + "    BLOCK_SIZE = 1024\n    add_kernel[(triton.cdiv(n, BLOCK_SIZE),)](x, y, out, n, BLOCK_SIZE=BLOCK_SIZE)\n"
-    )
+    src = SAME + "    BLOCK_SIZE = 1024\n    add_kernel[(triton.cdiv(n, BLOCK_SIZE),)](x, y, out, n, BLOCK_SIZE=1024)\n"
     new, done = fix_all(src, "t.py")
-    assert sorted(d.code for d in done) == ["TT001", "TT002", "TT003"]
+    # TT002 first (drop the conflicting keyword), then the grid no longer
+    # matches what the autotuner supplies: TT003 rewrites it.
+    assert sorted(d.code for d in done) == ["TT002", "TT003"]
     assert lint_source(new, "t.py") == []
+    assert 'add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)](x, y, out, n)' in new
     ast.parse(new)
 
 

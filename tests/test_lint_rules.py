@@ -24,7 +24,6 @@ from tiletune.lint.registry import render_rules_markdown, select_codes, UsageErr
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = sorted(p for p in (ROOT / "fixtures").glob("*.py") if not p.name.startswith("_"))
-RULE_CODES = [r.code for r in all_rules() if r.check is not None]
 
 
 def has_synthesis_check() -> bool:
@@ -48,26 +47,7 @@ def _needs(code: str) -> None:
         pytest.skip("tiletune.synthesis.check_config not available yet")
 
 
-# ----- every rule's own examples (the ones docs/lint.md shows) ----------------------
-
-
-@pytest.mark.parametrize("code", RULE_CODES)
-def test_bad_example_triggers_rule(code):
-    _needs(code)
-    rule = next(r for r in all_rules() if r.code == code)
-    found = diags(rule.bad, code)
-    assert found, f"{code} bad example not reported"
-    for d in found:
-        assert d.kernel and d.kernel in d.message, d.message
-        if d.param:
-            assert d.param in d.message, d.message
-
-
-@pytest.mark.parametrize("code", RULE_CODES)
-def test_good_example_is_clean(code):
-    _needs(code)
-    rule = next(r for r in all_rules() if r.code == code)
-    assert codes(rule.good) == [], lint_source(rule.good, "good.py")
+# Every rule's VALID/INVALID examples (and their fixes) run in tests/test_lint_examples.py.
 
 
 def test_docs_show_every_rule():
@@ -125,13 +105,27 @@ def test_tt001_untuned_jit_kernel_with_default():
     (d,) = diags(src, "TT001")
     assert d.param == "BLOCK_SIZE" and d.kernel == "add_kernel"
     assert "1024" in d.message
-    assert d.fixable  # no launch relies on the default
+    assert not d.fixable  # dropping a default changes what the kernel runs with
 
 
-def test_tt001_fix_not_offered_when_a_launch_relies_on_default():
-    src = add_module("@triton.jit", default=" = 1024", launch="add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n)")
-    (d,) = diags(src, "TT001")
-    assert not d.fixable
+def test_tt001_default_every_launch_overrides_is_not_reported():
+    relies = add_module("@triton.jit", default=" = 1024", launch="add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n)")
+    assert [d.param for d in diags(relies, "TT001")] == ["BLOCK_SIZE"]
+    overrides = add_module("@triton.jit", default=" = 1024", launch="add_kernel[(triton.cdiv(n, 512),)](x, y, out, n, BLOCK_SIZE=512)")
+    assert diags(overrides, "TT001") == []
+
+
+def test_tt001_key_or_config_set_is_not_reported():
+    in_key = add_module('@tiletune.autotune(configs=[], key=["n_elements", "BLOCK_SIZE"])\n@triton.jit', default=" = 1024")
+    assert diags(in_key, "TT001") == []
+    in_configs = add_module(HAND, default=" = 1024")
+    assert diags(in_configs, "TT001") == []
+    not_in_configs = add_module(
+        '@triton.autotune(configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)], key=["n_elements"])\n@triton.jit',
+        default=" = 1024",
+    )
+    (d,) = diags(not_in_configs, "TT001")
+    assert "no config of the autotuner sets it" in d.message
 
 
 def test_tt001_heuristics_param_not_reported():
@@ -150,9 +144,40 @@ def test_tt001_non_tiling_default_not_reported():
 def test_tt002_keyword_and_positional():
     bad = add_module(TUNED, launch='grid = lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)\nadd_kernel[grid](x, y, out, n, BLOCK_SIZE=512)')
     (d,) = diags(bad, "TT002")
-    assert d.param == "BLOCK_SIZE" and "BLOCK_SIZE=512" in d.message and d.fixable
+    assert d.param == "BLOCK_SIZE" and "BLOCK_SIZE=512" in d.message and "never tunes it" in d.message
+    assert not d.fixable  # configs=[]: the search would choose another value
     good = add_module(TUNED, launch='grid = lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)\nadd_kernel[grid](x, y, out, n)')
     assert codes(good) == []
+
+
+def test_tt002_hand_configs_conflict_message():
+    bad = add_module(HAND, launch='add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)](x, y, out, n, BLOCK_SIZE=512)')
+    (d,) = diags(bad, "TT002")
+    assert "Conflicting meta-parameters: BLOCK_SIZE" in d.message
+
+
+def test_tt002_names_the_configs_never_set_are_the_callers():
+    # The head-dimension case: a constexpr in the key that no config sets.
+    src = add_module(
+        '@triton.autotune(configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)], key=["n_elements"])\n@triton.jit',
+        launch="add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024)",
+    )
+    assert codes(src) == []
+    keyed = add_module(
+        '@tiletune.autotune(configs=[], key=["n_elements", "BLOCK_SIZE"])\n@triton.jit',
+        launch="add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024)",
+    )
+    assert codes(keyed) == []
+
+
+def test_tt002_meta_forwarding_and_unknown_configs_not_reported():
+    fwd = add_module(HAND, launch='add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)](x, y, out, n, BLOCK_SIZE=meta["BLOCK_SIZE"])')
+    assert diags(fwd, "TT002") == []
+    unknown = add_module(
+        "@triton.autotune(configs=CONFIGS, key=['n_elements'])\n@triton.jit",
+        launch="add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024)",
+    )
+    assert diags(unknown, "TT002") == []
 
 
 def test_tt002_untuned_kernel_may_fix_its_tiling():
@@ -356,8 +381,8 @@ def test_spec_tt001_respects_param_order():
 def test_spec_tt002_launch_positional_counts_for_tt001():
     params = [Param("x_ptr", 0, S), Param("BLOCK", 1, S, constexpr=True, default="128", tiling=True)]
     launch = LaunchSite(span=S, grid_span=S, grid_kind="tuple", grid_source="(1,)", positional_count=2)
-    (d,) = run([spec(params=params, launches=[launch])], "TT001")
-    assert d.fixable
+    # the only launch passes BLOCK positionally: the default is never used
+    assert run([spec(params=params, launches=[launch])], "TT001") == []
 
 
 def test_spec_tt003_meta_key_with_same_name_is_fine():
@@ -417,14 +442,14 @@ def test_tt002_tt003_leave_heuristics_params_alone():
     ],
 )
 def test_prefilter(source, expect):
-    from tiletune.lint.registry import _might_have_kernels
+    from tiletune.lint.prefilter import might_have_kernels as _might_have_kernels
 
     assert _might_have_kernels(source) is expect
 
 
 def test_prefilter_never_skips_a_kernel_file():
     from tiletune.analysis import analyze_source
-    from tiletune.lint.registry import _might_have_kernels
+    from tiletune.lint.prefilter import might_have_kernels as _might_have_kernels
 
     for path in FIXTURES + sorted((ROOT / "tests").glob("*.py")):
         text = path.read_text()

@@ -16,14 +16,16 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 ROOT = Path(__file__).resolve().parent.parent
 
 SOURCE = '''\
-import tiletune
 import triton
 import triton.language as tl
 
 
-@tiletune.autotune(configs=[], key=["n_elements"])
+@triton.autotune(
+    configs=[triton.Config({"BLOCK_SIZE": 1024}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
+    key=["n_elements"],
+)
 @triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr = 1024):
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     pid = tl.program_id(axis=0)
     offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     mask = offs < n_elements
@@ -32,11 +34,25 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr = 102
     tl.store(out_ptr + offs, x + y, mask=mask)
 
 
+@triton.jit
+def row_sum_kernel(x_ptr, out_ptr, n_cols, BLOCK_N: tl.constexpr = 1024):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK_N)
+    v = tl.load(x_ptr + row * n_cols + offs, mask=offs < n_cols, other=0.0)
+    tl.store(out_ptr + row, tl.sum(v, axis=0))
+
+
 def add(x, y, out):
     n = out.numel()
     BLOCK_SIZE = 1024
-    add_kernel[(triton.cdiv(n, BLOCK_SIZE),)](x, y, out, n, BLOCK_SIZE=BLOCK_SIZE)
+    add_kernel[(triton.cdiv(n, BLOCK_SIZE),)](x, y, out, n, BLOCK_SIZE=1024)
 '''
+
+# configs=[] in a module that never enables tiletune: TT005, which has no fix.
+NO_TILETUNE = SOURCE.replace(
+    '''configs=[triton.Config({"BLOCK_SIZE": 1024}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)]''',
+    "configs=[]",
+)
 
 URI = "file:///tmp/tiletune_lsp_test/add.py"
 
@@ -103,18 +119,23 @@ async def quick_fixes(client: LanguageClient, diag: types.Diagnostic) -> list[ty
 
 @pytest.mark.asyncio
 async def test_diagnostics_then_quick_fixes(client: LanguageClient):
+    from tiletune.lint import lint_source
+    from tiletune.lint.fixes import apply_fix
+
     diags = await open_and_wait(client, SOURCE)
     by_code = {d.code: d for d in diags}
-    assert set(by_code) == {"TT001", "TT002", "TT003"}
+    assert set(by_code) == {"TT001", "TT002"}
     assert all(d.source == "tiletune" for d in diags)
     tt001 = by_code["TT001"]
-    assert tt001.range.start.line == 7  # 0-based: line 8 of the file
-    assert SOURCE.splitlines()[7][tt001.range.start.character:tt001.range.end.character] == "BLOCK_SIZE"
-    assert "add_kernel" in tt001.message and "BLOCK_SIZE" in tt001.message
+    assert tt001.range.start.line == 19  # 0-based: line 20 of the file
+    assert SOURCE.splitlines()[19][tt001.range.start.character:tt001.range.end.character] == "BLOCK_N"
+    assert "row_sum_kernel" in tt001.message and "BLOCK_N" in tt001.message
+    assert await quick_fixes(client, tt001) == []  # dropping a default could change what runs
 
-    # One fix after another, each re-published by the server after the change.
+    # One fix after another, each re-published by the server after the change;
+    # each quick fix is exactly the fix `tiletune lint --fix` makes.
     text, version = SOURCE, 1
-    for code in ("TT003", "TT002", "TT001"):
+    for code in ("TT002", "TT003"):
         diag = next(d for d in client.diagnostics[URI] if d.code == code)
         actions = await quick_fixes(client, diag)
         assert len(actions) == 1, actions
@@ -122,26 +143,46 @@ async def test_diagnostics_then_quick_fixes(client: LanguageClient):
         assert action.kind == types.CodeActionKind.QuickFix and code in action.title
         assert action.diagnostics and action.diagnostics[0].code == code
         edits = action.edit.changes[URI]
-        text = apply_edits(text, edits)
+        new_text = apply_edits(text, edits)
+        (cli_diag,) = [d for d in lint_source(text, "add.py") if d.code == code]
+        assert new_text == apply_fix(text, cli_diag)
+        text = new_text
         ast.parse(text)
         version += 1
         remaining = await change_and_wait(client, text, version)
         assert code not in {d.code for d in remaining}
 
-    assert list(client.diagnostics[URI]) == []
+    assert [d.code for d in client.diagnostics[URI]] == ["TT001"]
     assert 'add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)](x, y, out, n)' in text
-    assert "BLOCK_SIZE: tl.constexpr):" in text
 
 
 @pytest.mark.asyncio
 async def test_no_actions_outside_the_range_and_for_unfixable(client: LanguageClient):
-    text = SOURCE.replace("import tiletune\n", "").replace("@tiletune.autotune", "@triton.autotune")
-    diags = await open_and_wait(client, text)
+    diags = await open_and_wait(client, NO_TILETUNE)
     tt005 = next(d for d in diags if d.code == "TT005")
     assert tt005.severity == types.DiagnosticSeverity.Error
     assert await quick_fixes(client, tt005) == []
     far = types.Diagnostic(range=types.Range(start=types.Position(0, 0), end=types.Position(0, 3)), message="")
     assert await quick_fixes(client, far) == []
+
+
+@pytest.mark.asyncio
+async def test_lsp_reports_what_the_cli_reports(client: LanguageClient):
+    """The same rules, the same precision: the server's findings on a fixture
+    equal ``lint_source``'s (codes, positions, messages)."""
+    from tiletune.lint import lint_source
+
+    for path in sorted((ROOT / "fixtures").glob("*.py"))[:6] + [None]:
+        text = SOURCE if path is None else path.read_text()
+        version = getattr(test_lsp_reports_what_the_cli_reports, "_v", 0) + 1
+        test_lsp_reports_what_the_cli_reports._v = version
+        if version == 1:
+            diags = await open_and_wait(client, text)
+        else:
+            diags = await change_and_wait(client, text, version)
+        want = [(d.code, d.line - 1, d.column, d.message) for d in lint_source(text, "add.py")]
+        got = [(d.code, d.range.start.line, d.range.start.character, d.message) for d in diags]
+        assert got == want, path
 
 
 @pytest.mark.asyncio
@@ -157,7 +198,7 @@ async def test_save_republishes_and_close_clears(client: LanguageClient):
     await open_and_wait(client, SOURCE)
     client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=URI)))
     await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    assert {d.code for d in client.diagnostics[URI]} == {"TT001", "TT002", "TT003"}
+    assert {d.code for d in client.diagnostics[URI]} == {"TT001", "TT002"}
     client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=URI)))
     await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     assert list(client.diagnostics[URI]) == []
@@ -167,8 +208,7 @@ async def test_save_republishes_and_close_clears(client: LanguageClient):
 async def test_burst_of_changes_publishes_the_last(client: LanguageClient):
     await open_and_wait(client, SOURCE)
     clean = (ROOT / "fixtures" / "vector_add.py").read_text()
-    no_tiletune = SOURCE.replace("import tiletune\n", "").replace("@tiletune.autotune", "@triton.autotune")
-    for version, text in ((2, clean), (3, SOURCE), (4, no_tiletune)):
+    for version, text in ((2, clean), (3, SOURCE), (4, NO_TILETUNE)):
         client.text_document_did_change(
             types.DidChangeTextDocumentParams(
                 text_document=types.VersionedTextDocumentIdentifier(uri=URI, version=version),
@@ -186,8 +226,8 @@ def test_ranges_are_in_utf16_units():
     from tiletune.lint.server import to_lsp
 
     text = SOURCE.replace(
-        "add_kernel[(triton.cdiv(n, BLOCK_SIZE),)](x, y, out, n, BLOCK_SIZE=BLOCK_SIZE)",
-        'add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)](x, y, out, n, "\U0001F600", BLOCK_SIZE=BLOCK_SIZE)',
+        "add_kernel[(triton.cdiv(n, BLOCK_SIZE),)](x, y, out, n, BLOCK_SIZE=1024)",
+        'add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)](x, y, out, n, "\U0001F600", BLOCK_SIZE=1024)',
     )
     (d,) = [d for d in lint_source(text, "t.py") if d.code == "TT002"]
     doc = TextDocument(URI, text)
@@ -195,4 +235,4 @@ def test_ranges_are_in_utf16_units():
     line = text.splitlines()[d.line - 1]
     assert d.column == line.index("BLOCK_SIZE=")
     assert r.start.character == d.column + 1  # the emoji is two UTF-16 code units
-    assert r.end.character - r.start.character == len("BLOCK_SIZE=BLOCK_SIZE")
+    assert r.end.character - r.start.character == len("BLOCK_SIZE=1024")

@@ -11,13 +11,16 @@ Exit status of ``lint``: 0 clean, 1 something found, 2 usage error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from typing import Any, Optional, Sequence, TextIO
+import time
+from typing import Any, Callable, Iterator, Optional, Sequence, TextIO
 
 from .diagnostic import Diagnostic
-from .registry import DEFAULT_TARGET, UsageError, all_rules, iter_python_files, lint_paths, select_codes
+from .registry import DEFAULT_TARGET, UsageError, all_rules, select_codes
+from .runner import iter_lint_paths, iter_python_files
 
 __all__ = [
     "add_lint_parser",
@@ -58,7 +61,8 @@ def configure_lint_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser
     )
     p.add_argument("--ignore", action="append", type=_codes_arg, default=[], metavar="CODES", help="codes or prefixes to skip")
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
-    p.add_argument("--fix", action="store_true", help="apply the quick fixes (TT001-TT003) in place, then report what is left")
+    p.add_argument("--fix", action="store_true", help="apply the safe quick fixes in place, then report what is left")
+    p.add_argument("--timing", action="store_true", help="print the files linted and the wall time on stderr")
     p.add_argument("--list-rules", action="store_true", help="print the rules and exit")
     p.add_argument(
         "-j", "--jobs", type=int, default=None, metavar="N",
@@ -72,7 +76,7 @@ def add_lint_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``lint`` subcommand to an ``add_subparsers()`` object."""
     p = subparsers.add_parser(
         "lint",
-        help="report kernels whose tiling cannot be tuned (TT001-TT009)",
+        help="report kernels whose tiling cannot be tuned (TT000-TT009)",
         description="Lint Triton kernels for tiling that cannot be tuned. Exit 0 clean, 1 findings, 2 usage error.",
     )
     return configure_lint_parser(p)
@@ -118,11 +122,16 @@ def validate_target(name: str) -> None:
 
 
 def run_lint(args: argparse.Namespace, stdout: Optional[TextIO] = None, stderr: Optional[TextIO] = None) -> int:
-    """Run ``tiletune lint`` with parsed ``args``; returns the exit status."""
-    out = stdout or sys.stdout
+    """Run ``tiletune lint`` with parsed ``args``; returns the exit status.
+
+    Text output streams: each file's findings are printed as soon as that file
+    is done (files finish in any order; each file's lines stay together).  On
+    a terminal, a progress bar on stderr shows the files done.
+    """
     err = stderr or sys.stderr
     try:
         if getattr(args, "list_rules", False):
+            out = stdout or sys.stdout
             for r in all_rules():
                 fix = " [fix]" if r.fixable else ""
                 out.write(f"{r.code} {r.name} ({r.severity}){fix}: {r.summary}\n")
@@ -135,21 +144,58 @@ def run_lint(args: argparse.Namespace, stdout: Optional[TextIO] = None, stderr: 
     except UsageError as exc:
         err.write(f"tiletune lint: error: {exc}\n")
         return 2
+    start = time.perf_counter()
     if getattr(args, "fix", False):
         for f in files:
             _fix_file(f, args.target, err)
-    diagnostics = lint_paths(files, jobs=getattr(args, "jobs", None), target=args.target, codes=codes)
-    out.write(format_diagnostics(diagnostics, args.format))
+    stream = args.format == "text"
+    found: dict[str, list[Diagnostic]] = {}
+    with _progress(err, len(files)) as advance:
+        for path, diags in iter_lint_paths(files, jobs=getattr(args, "jobs", None), target=args.target, codes=codes):
+            found[path] = diags
+            if stream and diags:
+                # sys.stdout is looked up at each write: the progress display
+                # redirects it so findings print above the bar.
+                (stdout or sys.stdout).write(format_diagnostics(diags, "text"))
+            advance(path)
+    diagnostics = [d for f in files for d in found.get(f, [])]
+    if not stream:
+        (stdout or sys.stdout).write(format_diagnostics(diagnostics, args.format))
+    if getattr(args, "timing", False):
+        err.write(f"tiletune lint: {len(files)} files, {len(diagnostics)} findings in {time.perf_counter() - start:.2f} s\n")
     return 1 if diagnostics else 0
+
+
+@contextlib.contextmanager
+def _progress(err: TextIO, total: int) -> Iterator[Callable[[str], None]]:
+    """A callable advancing a rich progress bar on ``err`` when it is a terminal
+    (and there is more than one file); a no-op otherwise."""
+    if total < 2 or not getattr(err, "isatty", lambda: False)():
+        yield lambda path: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(file=err)
+    with Progress(
+        TextColumn("tiletune lint"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        TextColumn("{task.fields[path]}"), console=console, transient=True,
+    ) as progress:
+        task = progress.add_task("lint", total=total, path="")
+
+        def advance(path: str) -> None:
+            progress.update(task, advance=1, path=os.path.basename(path))
+
+        yield advance
 
 
 def _fix_file(path: str, target: str, err: TextIO) -> None:
     from .fixes import fix_all
+    from .registry import read_python_source
 
     try:
-        with open(path, encoding="utf-8") as f:
-            source = f.read()
-    except (OSError, UnicodeDecodeError):
+        source = read_python_source(path)
+    except Exception:  # noqa: BLE001 - the lint pass reports it as TT000
         return
     new, fixed = fix_all(source, path, target=target)
     if fixed and new != source:

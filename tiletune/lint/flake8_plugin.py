@@ -4,8 +4,11 @@ Registered in pyproject.toml (``[project.entry-points."flake8.extension"]
 TT = "tiletune.lint.flake8_plugin:TiletunePlugin"``), so ``flake8 --select TT``
 runs it once the package is installed.  flake8 hands over the file's
 ``lines``; the plugin rebuilds the source from them and runs the same
-:func:`tiletune.lint.lint_source` as ``tiletune lint``.  A file that does not
-parse is left to flake8's own E999.
+:func:`tiletune.lint.lint_source` as ``tiletune lint``, launches in the other
+modules of the package included.  A file the tiletune analysis cannot read is
+reported as ``TT000`` with its line and column.  A file Python itself cannot
+parse never reaches a plugin: flake8 stops before running any and reports its
+own ``E999`` (select it with ``--select TT,E999``).
 
 Option: ``--tiletune-target`` (also ``tiletune-target`` in a flake8 config),
 the chip TT009 checks hand-written configs against (default h100).
@@ -13,11 +16,12 @@ the chip TT009 checks hand-written configs against (default h100).
 
 from __future__ import annotations
 
+import os
 from typing import Any, Iterator, Optional
 
 from tiletune import __version__
 
-from .registry import ANALYSIS_FAILED, DEFAULT_TARGET
+from .registry import DEFAULT_TARGET
 
 __all__ = ["TiletunePlugin"]
 
@@ -63,7 +67,8 @@ class TiletunePlugin:
             source = self._source()
         except (OSError, UnicodeDecodeError):
             return
-        for d in lint_source(source, self.filename, target=self.target):
-            if d.code == ANALYSIS_FAILED:
-                continue  # flake8 reports syntax errors itself (E999)
+        project = self.filename not in ("-", "stdin") and os.path.isfile(self.filename)
+        for d in lint_source(source, self.filename, target=self.target, project=project):
+            if d.path != self.filename:
+                continue  # a finding in another file: flake8 reports per file
             yield d.line, d.column, f"{d.code} {d.message}", type(self)

@@ -1,39 +1,41 @@
-"""The rule registry and the one entry point every front end calls.
+"""The rule base class, the rule registry and the entry points every front end calls.
 
-A rule is a function over a module's analysis (:class:`LintContext`: the
-:class:`~tiletune.analysis.model.ModuleSpec` plus the source) that yields
-:class:`~tiletune.lint.diagnostic.Diagnostic` s.  Rules are cross-node: they
-join kernel signatures, decorators, autotune arguments and launch sites that
-the analysis has already tied together, so they run once per module, not
-once per syntax node.
+Rules are arranged as Fixit arranges its rules: one module per rule under
+:mod:`tiletune.lint.rules`, each holding one :class:`Rule` subclass with its
+documentation, its ``VALID``/``INVALID`` examples (the tests run them and
+``docs/lint.md`` shows the first of each) and its safe quick fix.  Unlike a
+Fixit rule, a tiletune rule does not visit syntax nodes: it reads the
+module's analysis (:class:`LintContext`), which already ties kernel
+signatures, decorators, autotune arguments and launch sites together, so
+rules run once per module.
 
-Each rule carries a ``bad`` and a ``good`` example (whole modules); the tests
-run both and ``docs/lint.md`` shows them (:func:`render_rules_markdown`).
-
-Front ends: :func:`lint_source` (flake8 plugin, LSP), :func:`lint_paths` (CLI).
+Front ends: :func:`lint_source` (flake8 plugin, LSP), :func:`lint_file`,
+:func:`iter_lint_paths` / :func:`lint_paths` (CLI; see :mod:`.runner`).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import textwrap
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Optional, Sequence
 
 from .diagnostic import Diagnostic
+from .prefilter import might_have_kernels
+
+if TYPE_CHECKING:  # the analysis and libcst are heavy imports; rules load them lazily
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper
 
 __all__ = [
     "Rule",
+    "Invalid",
     "LintContext",
     "RULES",
-    "rule",
     "all_rules",
     "select_codes",
     "lint_source",
     "lint_file",
-    "lint_paths",
-    "iter_python_files",
     "render_rules_markdown",
     "UsageError",
     "DEFAULT_TARGET",
@@ -50,65 +52,99 @@ class UsageError(ValueError):
 
 
 @dataclass(frozen=True)
-class Rule:
-    """One lint rule.
-
-    ``check(ctx)`` yields the rule's diagnostics for one module (build them
-    with :meth:`LintContext.report`).  ``what``/``why`` are the doc entry;
-    ``bad`` triggers the rule, ``good`` is the same code made clean.
-    """
+class Invalid:
+    """An ``INVALID`` example: ``code`` triggers the rule; ``fixed`` is what the
+    rule's quick fix turns it into (``None``: the finding must carry no fix)."""
 
     code: str
-    name: str
-    summary: str
-    severity: str
-    what: str
-    why: str
-    bad: str
-    good: str
-    check: Optional[Callable[["LintContext"], Iterable[Diagnostic]]] = None
-    fixable: bool = False
+    fixed: Optional[str] = None
+
+
+class Rule:
+    """One lint rule (subclass it in a module of :mod:`tiletune.lint.rules`).
+
+    Class attributes: ``code``, ``name``, ``summary``, ``severity``
+    (``"error"``: the kernel fails or tunes garbage at run time;
+    ``"warning"``: it runs but its tiling is not tuned), ``WHAT``/``WHY``
+    (the documentation), ``FIX`` (when a quick fix is offered, or ``None``),
+    ``VALID`` (sources that must stay clean) and ``INVALID``
+    (:class:`Invalid` sources that must trigger it).
+
+    :meth:`check` yields the rule's diagnostics for one module; a fixable
+    rule overrides :meth:`fix`.
+    """
+
+    code: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    severity: ClassVar[str] = "warning"
+    WHAT: ClassVar[str] = ""
+    WHY: ClassVar[str] = ""
+    FIX: ClassVar[Optional[str]] = None
+    VALID: ClassVar[Sequence[str]] = ()
+    INVALID: ClassVar[Sequence[Invalid]] = ()
+
+    def check(self, ctx: "LintContext") -> Iterable[Diagnostic]:
+        """The diagnostics of this rule for one module."""
+        return ()
+
+    def fix(self, wrapper: "MetadataWrapper", diagnostic: Diagnostic) -> "cst.Module":
+        """The module with ``diagnostic``'s quick fix made (raise
+        :class:`tiletune.lint.fixes.FixError` when it cannot be made)."""
+        from .fixes import FixError
+
+        raise FixError(f"{self.code} has no quick fix")
+
+    @property
+    def fixable(self) -> bool:
+        """True when the rule can offer a quick fix (some findings may still carry none)."""
+        return type(self).fix is not Rule.fix
+
+    @property
+    def what(self) -> str:
+        """``WHAT``, dedented."""
+        return textwrap.dedent(self.WHAT).strip()
+
+    @property
+    def why(self) -> str:
+        """``WHY``, dedented."""
+        return textwrap.dedent(self.WHY).strip()
+
+    @property
+    def bad(self) -> str:
+        """The first ``INVALID`` example (the one the docs show)."""
+        return _example(self.INVALID[0].code) if self.INVALID else ""
+
+    @property
+    def good(self) -> str:
+        """The first ``VALID`` example (the one the docs show)."""
+        return _example(self.VALID[0]) if self.VALID else ""
+
+    def valid_examples(self) -> list[str]:
+        """Every ``VALID`` source, dedented."""
+        return [_example(v) for v in self.VALID]
+
+    def invalid_examples(self) -> list[Invalid]:
+        """Every ``INVALID`` example, dedented."""
+        return [Invalid(_example(i.code), None if i.fixed is None else _example(i.fixed)) for i in self.INVALID]
+
+
+def _example(text: str) -> str:
+    return textwrap.dedent(text).strip() + "\n"
 
 
 RULES: dict[str, Rule] = {}
 
 
-def rule(
-    code: str,
-    name: str,
-    summary: str,
-    *,
-    severity: str,
-    what: str,
-    why: str,
-    bad: str,
-    good: str,
-    fixable: bool = False,
-) -> Callable[[Callable[["LintContext"], Iterable[Diagnostic]]], Callable[["LintContext"], Iterable[Diagnostic]]]:
-    """Decorator registering ``check`` as rule ``code``."""
-
-    def register(check: Callable[["LintContext"], Iterable[Diagnostic]]):
-        if code in RULES:
-            raise ValueError(f"lint rule {code} registered twice ({RULES[code].name}, {name})")
-        RULES[code] = Rule(
-            code=code,
-            name=name,
-            summary=summary,
-            severity=severity,
-            what=textwrap.dedent(what).strip(),
-            why=textwrap.dedent(why).strip(),
-            bad=textwrap.dedent(bad).strip() + "\n",
-            good=textwrap.dedent(good).strip() + "\n",
-            check=check,
-            fixable=fixable,
-        )
-        return check
-
-    return register
-
-
 def _load_rules() -> None:
-    from . import rules  # noqa: F401  (registers on import)
+    if RULES:
+        return
+    from .rules import RULE_CLASSES
+
+    for cls in RULE_CLASSES:
+        if cls.code in RULES:
+            raise ValueError(f"lint rule {cls.code} defined twice ({RULES[cls.code].name}, {cls.name})")
+        RULES[cls.code] = cls()
 
 
 def all_rules() -> list[Rule]:
@@ -117,9 +153,18 @@ def all_rules() -> list[Rule]:
     return [RULES[c] for c in sorted(RULES)]
 
 
+def get_rule(code: str) -> Rule:
+    """The rule with ``code`` (KeyError listing the codes otherwise)."""
+    _load_rules()
+    try:
+        return RULES[code]
+    except KeyError:
+        raise KeyError(f"no tiletune lint rule {code!r} (known: {', '.join(sorted(RULES))})") from None
+
+
 def select_codes(select: Optional[Sequence[str]] = None, ignore: Optional[Sequence[str]] = None) -> frozenset[str]:
     """The codes to run: those matching a ``select`` prefix (all by default)
-    and no ``ignore`` prefix, flake8-style (``TT00`` selects TT001-TT009).
+    and no ``ignore`` prefix, flake8-style (``TT00`` selects TT000-TT009).
 
     Raises :class:`UsageError` for a prefix that matches no rule.
     """
@@ -147,11 +192,27 @@ def select_codes(select: Optional[Sequence[str]] = None, ignore: Optional[Sequen
 class LintContext:
     """What a rule sees: the module's analysis, its source and the options."""
 
-    module: "object"  # tiletune.analysis.model.ModuleSpec (kept lazy: analysis imports are heavy)
+    module: Any  # tiletune.analysis.model.ModuleSpec
     source: str
     path: str
     target: str = DEFAULT_TARGET
+    project: bool = False
     _lines: Optional[list[str]] = field(default=None, repr=False)
+    _launches: dict[int, list[Any]] = field(default_factory=dict, repr=False)
+
+    def all_launches(self, kernel: Any) -> list[Any]:
+        """The kernel's launches in this module and, when linting a file of a
+        package (``project``), in the other modules of the package.  Those are
+        read only when a rule asks (reading them costs more than the rest of
+        the lint), once per kernel."""
+        launches = list(kernel.launches) + list(kernel.project_launches)
+        if not self.project or kernel.project_launches or not os.path.isfile(self.path):
+            return launches
+        if id(kernel) not in self._launches:
+            from tiletune.analysis.frontend import _project_launches  # TODO(lead): public API
+
+            self._launches[id(kernel)] = _project_launches(self.path, kernel.name)
+        return launches + self._launches[id(kernel)]
 
     @property
     def lines(self) -> list[str]:
@@ -163,7 +224,7 @@ class LintContext:
     def report(
         self,
         code: str,
-        span: "object",
+        span: Any,
         message: str,
         kernel: Optional[str] = None,
         param: Optional[str] = None,
@@ -171,7 +232,6 @@ class LintContext:
         fix_data: Optional[dict] = None,
     ) -> Diagnostic:
         """A diagnostic of rule ``code`` at ``span`` (an analysis ``Span``)."""
-        r = RULES[code]
         return Diagnostic(
             path=self.path,
             line=span.line,
@@ -182,64 +242,15 @@ class LintContext:
             message=message,
             kernel=kernel,
             param=param,
-            severity=r.severity,
+            severity=RULES[code].severity,
             fix=fix,
             fix_data=dict(fix_data or {}),
         )
 
 
-_KERNEL_WORDS = ("jit", "autotune", "heuristics")
-_DECORATOR_OR_CALL = re.compile(
-    r"^[ \t]*@[ \t]*((?:[A-Za-z_]\w*[ \t]*\.[ \t]*)*(?:jit|autotune|heuristics))\b"
-    r"|\b((?:[A-Za-z_]\w*\.)*jit)[ \t]*\(",
-    re.MULTILINE,
-)
-_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b[^\n]*", re.MULTILINE)
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-_RENAMED = re.compile(r"\b(?:jit|autotune|heuristics)[ \t]+as[ \t]+[A-Za-z_]")
-
-
-def _import_aliases(source: str) -> set[str]:
-    """Names bound by import statements that mention triton or tiletune."""
-    out = {"triton", "tiletune"}
-    for m in _IMPORT.finditer(source):
-        text = m.group(0)
-        if "(" in text and ")" not in text:  # from x import (\n a,\n b)
-            end = source.find(")", m.end())
-            text = source[m.start(): end if end != -1 else m.end()]
-        if "triton" in text or "tiletune" in text:
-            out.update(_IDENT.findall(text))
-    return out
-
-
-def _might_have_kernels(source: str) -> bool:
-    """Cheap text pre-filter (most files of a package hold no kernel, and
-    parsing is the expensive part): a kernel needs a ``jit``/``autotune``/
-    ``heuristics`` decorator (or a ``jit(...)`` call) that is bare or reached
-    through a name imported from triton or tiletune.  Conservative: when in
-    doubt the file is analysed."""
-    if not any(w in source for w in _KERNEL_WORDS):
-        return False
-    if "triton" not in source and "tiletune" not in source:
-        # Only bare @jit / @autotune / @heuristics (a snippet without imports) can be kernels.
-        return any("." not in (m.group(1) or m.group(2) or ".") for m in _DECORATOR_OR_CALL.finditer(source))
-    if _RENAMED.search(source):
-        return True  # from triton import jit as J: @J is a kernel too
-    aliases = None
-    for m in _DECORATOR_OR_CALL.finditer(source):
-        dotted = re.sub(r"\s+", "", m.group(1) or m.group(2))
-        root = dotted.split(".")[0]
-        if "." not in dotted:
-            return True
-        if aliases is None:
-            aliases = _import_aliases(source)
-        if root in aliases:
-            return True
-    return False
-
-
-def _analysis_failed(path: str, exc: BaseException) -> Diagnostic:
-    line = getattr(exc, "line", None) or 1
+def analysis_failed(path: str, exc: BaseException) -> Diagnostic:
+    """The TT000 diagnostic for a file the analysis rejected with ``exc``."""
+    line = getattr(exc, "line", None) or getattr(exc, "lineno", None) or 1
     column = getattr(exc, "column", None) or 0
     message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
     if not hasattr(exc, "message"):
@@ -266,147 +277,86 @@ def lint_source(
     select: Optional[Sequence[str]] = None,
     ignore: Optional[Sequence[str]] = None,
     codes: Optional[frozenset[str]] = None,
-    module: "object" = None,
+    module: Any = None,
+    project: bool = False,
 ) -> list[Diagnostic]:
     """Run the rules on ``source`` and return the diagnostics, sorted.
 
     ``codes`` (from :func:`select_codes`) overrides ``select``/``ignore``.
     ``module`` is an already computed analysis of ``source`` (else it is
-    analysed here).  A file the analysis rejects (syntax error, bug) gives one
-    ``TT000`` diagnostic instead of raising.
+    analysed here).  ``project=True`` (``path`` is a real file) lets rules
+    read the launches of its kernels in the other modules of its package.  A file the
+    analysis rejects (syntax error, bug) gives one ``TT000`` diagnostic
+    instead of raising.
     """
     if codes is None:
         codes = select_codes(select, ignore)
     else:
         _load_rules()
     if module is None:
-        if not _might_have_kernels(source):
+        if not might_have_kernels(source):
             return []
         try:
-            from tiletune.analysis import analyze_source
-
-            module = analyze_source(source, file=path)
+            module = _analyze(source, path)
         except Exception as exc:  # the lint must survive any input
-            return [_analysis_failed(path, exc)] if ANALYSIS_FAILED in codes else []
-    ctx = LintContext(module=module, source=source, path=path, target=target)
+            return [analysis_failed(path, exc)] if ANALYSIS_FAILED in codes else []
+    ctx = LintContext(module=module, source=source, path=path, target=target, project=project)
     out: list[Diagnostic] = []
     for code in sorted(codes):
-        r = RULES[code]
-        if r.check is None:
-            continue
-        out.extend(r.check(ctx))
-    seen: set[Diagnostic] = set()
-    unique = []
-    for d in sorted(out, key=Diagnostic.sort_key):
-        if d not in seen:
-            seen.add(d)
-            unique.append(d)
-    return unique
+        try:
+            out.extend(RULES[code].check(ctx))
+        except Exception as exc:  # a rule bug must not hide the other rules' findings
+            out.append(
+                Diagnostic(path, 1, 0, 1, 1, ANALYSIS_FAILED, f"rule {code} failed on this file ({type(exc).__name__}: {exc}); "
+                           f"the other rules ran; please report it", severity="error")
+            )
+    return sorted(set(out), key=Diagnostic.sort_key)
 
 
-def lint_file(path: str, **kwargs) -> list[Diagnostic]:
-    """Lint one file (see :func:`lint_source` for the options)."""
+def _analyze(source: str, path: str) -> Any:
+    from tiletune.analysis import analyze_source
+
+    return analyze_source(source, file=path)
+
+
+def read_python_source(path: str) -> str:
+    """A file's text as Python reads it (PEP 263 coding line, UTF-8 BOM)."""
+    from tiletune.analysis.source import read_source
+
+    return read_source(path)
+
+
+def lint_file(path: str, **kwargs: Any) -> list[Diagnostic]:
+    """Lint one file, with the launches of its kernels elsewhere in its package
+    (see :func:`lint_source` for the options)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            source = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
+        source = read_python_source(path)
+    except Exception as exc:  # unreadable, undecodable: one TT000
         codes = kwargs.get("codes")
         if codes is not None and ANALYSIS_FAILED not in codes:
             return []
-        return [_analysis_failed(path, exc)]
+        return [analysis_failed(path, exc)]
+    kwargs.setdefault("project", True)
     return lint_source(source, path, **kwargs)
 
 
-_SKIP_DIRS = {"__pycache__", "node_modules", "build", "dist", "site-packages"}
-
-
-def iter_python_files(paths: Iterable[str]) -> Iterator[str]:
-    """Each ``*.py`` file under ``paths`` (files given explicitly are kept
-    whatever their suffix), sorted, skipping hidden and build directories.
-
-    Raises :class:`UsageError` for a path that does not exist.
-    """
-    for p in paths:
-        if os.path.isdir(p):
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
-                for name in sorted(files):
-                    if name.endswith(".py"):
-                        yield os.path.join(root, name)
-        elif os.path.exists(p):
-            yield p
-        else:
-            raise UsageError(f"{p}: no such file or directory")
-
-
-def lint_paths(paths: Sequence[str], jobs: Optional[int] = None, **kwargs) -> list[Diagnostic]:
-    """Lint every Python file under ``paths`` (see :func:`lint_source`), in
-    ``jobs`` processes (default: ``TILETUNE_LINT_JOBS`` or the CPU count;
-    1 lints in this process).  Diagnostics come back in file order."""
-    if "codes" not in kwargs or kwargs["codes"] is None:
-        kwargs["codes"] = select_codes(kwargs.pop("select", None), kwargs.pop("ignore", None))
-    else:
-        kwargs.pop("select", None)
-        kwargs.pop("ignore", None)
-    files = list(iter_python_files(paths))
-    jobs = _jobs(jobs, len(files))
-    if jobs <= 1:
-        out: list[Diagnostic] = []
-        for f in files:
-            out.extend(lint_file(f, **kwargs))
-        return out
-    return _lint_parallel(files, jobs, kwargs)
-
-
-def _jobs(jobs: Optional[int], n_files: int) -> int:
-    if jobs is None:
-        env = os.environ.get("TILETUNE_LINT_JOBS")
-        jobs = int(env) if env and env.isdigit() else (os.cpu_count() or 1)
-    # A worker costs an interpreter's start; only worth it for many files.
-    return max(1, min(jobs, n_files // 8 or 1))
-
-
-def _lint_one(args: tuple) -> list[Diagnostic]:
-    path, kwargs = args
-    return lint_file(path, **kwargs)
-
-
-def _lint_parallel(files: list[str], jobs: int, kwargs: dict) -> list[Diagnostic]:
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
-
-    # Workers inherit the imported analysis with "fork" (no re-import);
-    # elsewhere they start fresh.
-    methods = mp.get_all_start_methods()
-    ctx = mp.get_context("fork" if "fork" in methods else None)
-    if "fork" in methods:
-        import tiletune.analysis  # noqa: F401  (warm the parent before forking)
-        _load_rules()
-    # Big files first so the last worker does not finish alone.
-    order = sorted(files, key=lambda f: -_size(f))
-    results: dict[str, list[Diagnostic]] = {}
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        for f, diags in zip(order, pool.map(_lint_one, [(f, kwargs) for f in order], chunksize=1)):
-            results[f] = diags
-    return [d for f in files for d in results[f]]
-
-
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
 def render_rules_markdown() -> str:
-    """The "Rules" section of ``docs/lint.md``, generated from the registry
-    (a test keeps the doc and the registry in step)."""
+    """The "Rules" section of ``docs/lint.md``, generated from the rule modules
+    (a test keeps the doc and the rules in step)."""
     parts = []
     for r in all_rules():
         parts.append(f"### {r.code} `{r.name}`: {r.summary}\n")
-        parts.append(f"Severity: {r.severity}. Quick fix: {'yes' if r.fixable else 'no'}.\n")
+        parts.append(f"Severity: {r.severity}. Module: `tiletune/lint/rules/{_module_name(r)}.py`.\n")
         parts.append(f"**What.** {r.what}\n")
         parts.append(f"**Why.** {r.why}\n")
-        parts.append("Bad:\n\n```python\n" + r.bad + "```\n")
-        parts.append("Good:\n\n```python\n" + r.good + "```\n")
+        fix = textwrap.dedent(r.FIX).strip() if r.FIX else "none."
+        parts.append(f"**Quick fix.** {fix}\n")
+        if r.bad:
+            parts.append("Reported:\n\n```python\n" + r.bad + "```\n")
+        if r.good:
+            parts.append("Clean:\n\n```python\n" + r.good + "```\n")
     return "\n".join(parts)
+
+
+def _module_name(r: Rule) -> str:
+    return type(r).__module__.rsplit(".", 1)[-1]

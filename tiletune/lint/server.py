@@ -3,9 +3,10 @@
 * publishes diagnostics when a document is opened or saved, and
   ``DEBOUNCE_S`` after the last of a burst of changes (clears them when it is
   closed);
-* offers quick fixes (``textDocument/codeAction``, kind ``quickfix``) for
-  TT001 (drop the default), TT002 (drop the launch keyword) and TT003 (grid ->
-  lambda over ``meta``), each a ``WorkspaceEdit`` replacing the changed lines.
+* offers quick fixes (``textDocument/codeAction``, kind ``quickfix``): the
+  same safe fixes ``tiletune lint --fix`` makes (each rule's ``Rule.fix``,
+  offered only on findings that carry one), each a ``WorkspaceEdit``
+  replacing the changed lines.
 
 Options come from the command line (``--target``, ``--select``,
 ``--ignore``) or the client's ``initializationOptions``:

@@ -1,0 +1,122 @@
+"""TT004: decorators in an order that breaks tuning."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..diagnostic import Diagnostic
+from ..registry import Invalid, LintContext, Rule
+
+
+__all__ = ["DecoratorOrder"]
+
+
+class DecoratorOrder(Rule):
+    code = "TT004"
+    name = "decorator-order"
+    summary = 'decorators in an order that breaks tuning'
+    severity = "error"
+    WHAT = """
+        An `autotune` (or `heuristics`) decorator is applied before `@triton.jit`
+        (written below it), or a decorator that is neither `heuristics` nor
+        `autotune` sits between `autotune` and `jit`. `@triton.autotune` over
+        `@triton.heuristics` over `@triton.jit` is legal and not reported, and so
+        is any decorator above `autotune`.
+        """
+    WHY = """
+        `triton.autotune` and `triton.heuristics` wrap a kernel object: they read
+        `fn.arg_names` and call `fn.run(...)` (triton/runtime/autotuner.py), which
+        a `JITFunction`, a `Heuristics` and an `Autotuner` provide and a plain
+        function or an arbitrary wrapper does not. Below `@triton.jit` they fail at
+        import; above an unknown wrapper they fail at import or bypass the wrapper
+        when tuning.
+        """
+    INVALID = [
+        Invalid(
+            """
+            import functools
+
+            import triton
+            import triton.language as tl
+
+
+            def traced(fn):
+                @functools.wraps(fn)
+                def wrapper(*args, **kwargs):
+                    return fn(*args, **kwargs)
+                return wrapper
+
+
+            @triton.autotune(configs=[triton.Config({"BLOCK_SIZE": 1024})], key=["n_elements"])
+            @traced
+            @triton.jit
+            def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+                pid = tl.program_id(axis=0)
+                offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+                mask = offs < n_elements
+                tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+            """
+        ),
+    ]
+    VALID = [
+        """
+        import functools
+
+        import triton
+        import triton.language as tl
+
+
+        def traced(fn):
+            @functools.wraps(fn)
+            def wrapper(*args, **kwargs):
+                return fn(*args, **kwargs)
+            return wrapper
+
+
+        @traced
+        @triton.autotune(configs=[triton.Config({"BLOCK_SIZE": 1024})], key=["n_elements"])
+        @triton.heuristics({"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0})
+        @triton.jit
+        def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+            pid = tl.program_id(axis=0)
+            offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+            mask = offs < n_elements
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+        """,
+    ]
+
+    def check(self, ctx: LintContext) -> Iterator[Diagnostic]:
+        for k in ctx.module.kernels:
+            decs = k.decorators  # outermost first
+            jit_at = [i for i, d in enumerate(decs) if d.kind == "jit"]
+            if not jit_at:
+                continue
+            jit_i = jit_at[-1]  # the one nearest the def (a jit(fn) wrap is appended last)
+            jit = decs[jit_i]
+            # autotune / heuristics written below jit: they receive a plain function.
+            for d in decs[jit_i + 1:]:
+                if d.kind in ("autotune", "heuristics"):
+                    yield ctx.report(
+                        "TT004",
+                        d.span,
+                        f"@{d.qualname} of kernel {k.name!r} is applied before @{jit.qualname} (written below it): "
+                        f"it needs a jitted kernel (fn.arg_names, fn.run); move it above @{jit.qualname}",
+                        k.name,
+                    )
+            tune_at = [i for i, d in enumerate(decs) if d.kind == "autotune" and i < jit_i]
+            if not tune_at:
+                continue
+            tune_i = tune_at[-1]
+            tune = decs[tune_i]
+            for d in decs[tune_i + 1 : jit_i]:
+                if d.kind == "other":
+                    yield ctx.report(
+                        "TT004",
+                        d.span,
+                        f"@{d.qualname} sits between @{tune.qualname} and @{jit.qualname} of kernel {k.name!r}: "
+                        f"the autotuner wraps it instead of the jitted kernel (it needs fn.arg_names and fn.run); "
+                        f"move @{d.qualname} above @{tune.qualname}",
+                        k.name,
+                    )
+
+

@@ -1,0 +1,195 @@
+"""TT007: benchmarking would repeat a side effect the caller sees."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Optional
+
+from ..diagnostic import Diagnostic
+from ..registry import Invalid, LintContext, Rule
+from ._kernel import IDEMPOTENT_ATOMICS, atomic_ops, tiletune_searches
+
+__all__ = ["SideEffectsWithoutRestore"]
+
+
+class SideEffectsWithoutRestore(Rule):
+    code = "TT007"
+    name = "side-effects-without-restore"
+    summary = "an autotuned kernel's in-place update or accumulating atomic is not restored between benchmark runs"
+    severity = "error"
+    WHAT = """
+        An autotuned kernel that is benchmarked (more than one config, or configs
+        that are not a literal list) stores through a pointer it also loads from
+        (an in-place update), or updates one with an atomic whose repetition
+        changes the result (`tl.atomic_add`, `atomic_xchg`, `atomic_cas`, ...),
+        and that pointer is named neither in `restore_value` nor in
+        `reset_to_zero`, and no `pre_hook` (the autotuner's or a config's) takes
+        care of it. Idempotent atomics (`atomic_max`, `atomic_min`, `atomic_and`,
+        `atomic_or`: repeating them leaves the same value) are not reported.
+        Kernels tuned by tiletune's `configs=[]` search are not reported either:
+        tiletune snapshots and restores those tensors around benchmarking by
+        default; only `side_effects="error"` (tiletune then refuses to tune) is.
+        """
+    WHY = """
+        Tuning runs the kernel many times on the same arguments, once per config
+        and several times per config. An in-place update then reads what the
+        previous run wrote, and an atomic accumulation adds up every run: the
+        result the caller receives is wrong. `restore_value=[...]` saves and
+        restores the tensor around each run; `reset_to_zero=[...]` zeroes it
+        first (right for accumulators the caller zeroed). A kernel with a single
+        literal config is not benchmarked and is not reported.
+        """
+    INVALID = [
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+
+            @triton.autotune(
+                configs=[triton.Config({"BLOCK_SIZE": 512}), triton.Config({"BLOCK_SIZE": 1024})],
+                key=["n_elements"],
+            )
+            @triton.jit
+            def scale_kernel(x_ptr, n_elements, alpha, BLOCK_SIZE: tl.constexpr):
+                pid = tl.program_id(axis=0)
+                offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+                mask = offs < n_elements
+                x = tl.load(x_ptr + offs, mask=mask)
+                tl.store(x_ptr + offs, x * alpha, mask=mask)
+            """
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+
+            @triton.autotune(
+                configs=[triton.Config({"BLOCK_SIZE": 512}), triton.Config({"BLOCK_SIZE": 1024})],
+                key=["n_elements"],
+            )
+            @triton.jit
+            def sum_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+                pid = tl.program_id(axis=0)
+                offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+                x = tl.load(x_ptr + offs, mask=offs < n_elements, other=0.0)
+                tl.atomic_add(out_ptr, tl.sum(x, axis=0))
+            """
+        ),
+    ]
+    VALID = [
+        """
+        import triton
+        import triton.language as tl
+
+
+        @triton.autotune(
+            configs=[triton.Config({"BLOCK_SIZE": 512}), triton.Config({"BLOCK_SIZE": 1024})],
+            key=["n_elements"],
+            restore_value=["x_ptr"],
+        )
+        @triton.jit
+        def scale_kernel(x_ptr, n_elements, alpha, BLOCK_SIZE: tl.constexpr):
+            pid = tl.program_id(axis=0)
+            offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+            mask = offs < n_elements
+            x = tl.load(x_ptr + offs, mask=mask)
+            tl.store(x_ptr + offs, x * alpha, mask=mask)
+        """,
+        # atomic_max into an amax buffer: repeating it changes nothing
+        """
+        import triton
+        import triton.language as tl
+
+
+        @triton.autotune(
+            configs=[triton.Config({"BLOCK_SIZE": 512}), triton.Config({"BLOCK_SIZE": 1024})],
+            key=["n_elements"],
+        )
+        @triton.jit
+        def amax_kernel(x_ptr, amax_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+            pid = tl.program_id(axis=0)
+            offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+            x = tl.load(x_ptr + offs, mask=offs < n_elements, other=0.0)
+            tl.atomic_max(amax_ptr, tl.max(tl.abs(x), axis=0))
+        """,
+        # configs=[] under tiletune: the accumulator is snapshotted and restored automatically
+        """
+        import tiletune
+        import triton
+        import triton.language as tl
+
+
+        @tiletune.autotune(configs=[], key=["n_elements"])
+        @triton.jit
+        def sum_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+            pid = tl.program_id(axis=0)
+            offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+            x = tl.load(x_ptr + offs, mask=offs < n_elements, other=0.0)
+            tl.atomic_add(out_ptr, tl.sum(x, axis=0))
+        """,
+    ]
+
+    def check(self, ctx: LintContext) -> Iterator[Diagnostic]:
+        for k in ctx.module.kernels:
+            at = k.autotune
+            if at is None:
+                continue
+            refuses = False
+            if tiletune_searches(ctx.module, k):
+                if _literal_text(at.other.get("side_effects")) != "error":
+                    continue  # tiletune snapshots and restores them around benchmarking
+                refuses = True
+            elif at.configs_empty:
+                continue  # plain Triton runs one empty config: nothing is benchmarked
+            elif at.configs is not None and len(at.configs) == 1:
+                continue  # one config: Triton does not benchmark
+            if not refuses and _has_pre_hook(at):
+                continue  # a user pre_hook replaces restore/reset handling
+            covered = set(at.restore_value or []) | set(at.reset_to_zero or [])
+            loaded = set(k.loaded_pointers)
+            reported: set[str] = set()
+            for ptr in k.stored_pointers:
+                if ptr in loaded and ptr not in covered and ptr not in reported:
+                    reported.add(ptr)
+                    what = f"loads from and stores into {ptr!r} (an in-place update)"
+                    yield ctx.report("TT007", at.span, _message(k, ptr, what, refuses, "restore_value"), k.name, ptr)
+            for ptr, ops in atomic_ops(k).items():
+                repeated = sorted(ops - IDEMPOTENT_ATOMICS)
+                if not repeated or ptr in covered or ptr in reported:
+                    continue
+                reported.add(ptr)
+                names = ", ".join("tl.atomic_" + o if o != "?" else "an atomic" for o in repeated)
+                what = f"updates {ptr!r} with {names}, which each repeated run applies again"
+                yield ctx.report("TT007", at.span, _message(k, ptr, what, refuses, "reset_to_zero"), k.name, ptr)
+
+
+def _message(k: Any, ptr: str, what: str, refuses: bool, hook: str) -> str:
+    if refuses:
+        return (
+            f"kernel {k.name!r} {what}; with side_effects=\"error\" tiletune refuses to tune it: add "
+            f"restore_value=[{ptr!r}] (or reset_to_zero), or drop side_effects=\"error\" to let tiletune "
+            f"snapshot and restore it"
+        )
+    fix = f"restore_value=[{ptr!r}]" if hook == "restore_value" else (
+        f"reset_to_zero=[{ptr!r}] if the caller zeroes it, else restore_value=[{ptr!r}]"
+    )
+    return (
+        f"autotuned kernel {k.name!r} {what}: Triton benchmarks every config several times on the caller's "
+        f"tensors, so the caller receives {ptr!r} changed by every run; add {fix}"
+    )
+
+
+def _literal_text(text: Optional[str]) -> Optional[str]:
+    if text is None:
+        return None
+    t = text.strip()
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
+        return t[1:-1]
+    return t
+
+
+def _has_pre_hook(at: Any) -> bool:
+    if "pre_hook" in at.other:
+        return True
+    return any("pre_hook" in c.extra or "pre_hook" in c.unresolved for c in (at.configs or []))
