@@ -17,7 +17,7 @@ import pytest
 import fixtures
 from tiletune.runtime.offline_compile import CompileJob, compile_in_subprocess
 from tiletune.synthesis import synthesize
-from tests.fixture_problems import kernel_spec, synthesis_inputs
+from tests.fixture_problems import kernel_spec, launch_constants, synthesis_inputs
 
 TOP_K = int(os.environ.get("TILETUNE_COMPILE_TOP_K", "16"))
 
@@ -28,8 +28,10 @@ def _jobs():
         fx = fixtures.load(name)
         kname, spec = kernel_spec(fx)
         for shape in fx.BENCH_SHAPES:
-            args, shapes, dtypes, fixed = synthesis_inputs(fx, spec, shape)
-            result = synthesize(spec, shapes, dtypes, "h100", fixed=fixed, top_k=TOP_K)
+            constants = launch_constants(fx, shape)
+            shape_spec = kernel_spec(fx, constants)[1] if constants else spec
+            args, shapes, dtypes, fixed = synthesis_inputs(fx, shape_spec, shape)
+            result = synthesize(shape_spec, shapes, dtypes, "h100", fixed=fixed, top_k=TOP_K)
             for c in result.candidates:
                 job = CompileJob(
                     file=fx.__file__,
