@@ -84,6 +84,7 @@ def config_problems(
     arg_names: Sequence[str],
     spec: Any,
     launch_names: Iterable[str] = (),
+    constexpr: Optional[Iterable[str]] = None,
     defaults: Optional[Mapping[str, Any]] = None,
     hints: Optional[Mapping[str, Sequence[Any]]] = None,
     shapes: Optional[Mapping[str, int]] = None,
@@ -95,7 +96,8 @@ def config_problems(
 
     ``spec`` is the kernel's :class:`~tiletune.analysis.model.KernelSpec` (None
     when the analysis failed: then only the checks that need no analysis run).
-    ``launch_names`` are the constexprs this launch passes, ``defaults`` the
+    ``launch_names`` are the constexprs this launch passes, ``constexpr`` the
+    kernel's constexpr parameters (a config sets only those), ``defaults`` the
     live kernel's parameter defaults, ``hints`` the decorator's hints;
     ``shapes``/``dtypes``/``target`` feed ``check_config`` (skipped when
     ``target`` is None).  Never raises for the entry's contents.
@@ -113,10 +115,11 @@ def config_problems(
     problems = _launch_options(config, nvidia)
     params = set(arg_names)
     launch = set(launch_names)
+    meta = set(constexpr) if constexpr is not None else None
     for name in values:
         if not isinstance(name, str) or name not in params:
             problems.append(f"{name!r} is not a parameter of kernel {kernel_name!r}")
-        elif name in launch:
+        elif name in launch or (meta is not None and name not in meta):
             problems.append(f"{name} is passed at launch, so a config may not set it")
     for name, allowed in (hints or {}).items():
         if name in values and name not in launch and not any(_same_json(values[name], a) for a in allowed):
@@ -231,6 +234,7 @@ def kernel_entry_problems(tuner: Any, problem: Any, entry: Any) -> List[str]:
         arg_names=tuner.arg_names,
         spec=spec,
         launch_names=list(problem.launch_const),
+        constexpr=getattr(tuner._binder, "constexpr", None),
         defaults=getattr(tuner._binder, "defaults", None),
         hints=tuner.hints,
         shapes=shapes,

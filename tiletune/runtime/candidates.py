@@ -24,6 +24,7 @@ from tiletune.errors import TiletuneWarning, TuningError
 from . import bench as _bench
 from tiletune.analysis.tunability import fixed_values, tunability
 
+from .notices import warn_untuned
 from .binding import synthesis_shapes
 from .parallel_compile import describe_error
 from .report import TuningReport, config_str
@@ -143,6 +144,7 @@ class CandidatesStage:
                 self._noted_fixed.add(name)
                 value = f" = {fixed[name]!r}" if name in fixed else ""
                 report.note(f"tiling parameter {name}{value} {why}: left out of the search")
+        warn_untuned(self.kernel_name, verdict, self.hints, self._noted_fixed)
         if not spec.complete:
             self._warn_incomplete(spec)
         missing_key = [s for s in shapes if s not in self.keys]

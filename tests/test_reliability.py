@@ -1,0 +1,389 @@
+"""Hardening (issue 12): bad cache contents, edited helpers, hanging configs, side effects, odd sources.
+
+Every case runs with real files, real processes (where a user's process is
+what matters) and Triton's interpreter, each under a timeout, and checks
+that the user sees no traceback, no hang, no wrong output and no lost cache
+entry.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+import tiletune
+from tiletune.errors import AnalysisError, TiletuneCacheWarning, TiletuneWarning, TuningError
+from tiletune.runtime.cache import read_cache_file
+from tiletune.tune import autotune as tune_function
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKER = ROOT / "tests" / "reliability_worker.py"
+TIMEOUT_S = 300
+
+
+def _env(cache: Path, **extra: str) -> dict:
+    env = dict(os.environ, TRITON_INTERPRET="1", TILETUNE_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    env.pop("TILETUNE_ALWAYS_TUNE", None)
+    env.update(extra)
+    return env
+
+
+def _run_worker(cache: Path, sizes, cwd: Path = ROOT, script: Path = WORKER) -> dict:
+    proc = subprocess.run([sys.executable, str(script), *map(str, sizes)], env=_env(cache), cwd=cwd,
+                          capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _cache_warnings(report: dict) -> list:
+    return [text for cat, text in report["warnings"] if cat == "TiletuneCacheWarning"]
+
+
+# ----- 1. cached values are validated before use --------------------------------------------
+BAD_CONFIGS = {
+    # size: (stored config, what the warning must say)
+    101: ({"kwargs": {}}, "BLOCK missing"),
+    102: ({"kwargs": {"BLOCK": "abc"}}, "not an integer"),
+    103: ({"kwargs": {"BLOCK": 3}}, "not a power of two"),
+    104: ({"kwargs": {"BLOCK": 2 ** 30}}, "largest tensor"),
+    105: ({"kwargs": {"BLOCK": -64}}, "below its minimum"),
+    106: ({"kwargs": {"BLOCK": 64}, "num_warps": 3}, "num_warps=3"),
+    107: ({"kwargs": {"BLOCK": 64, "NOT_A_PARAM": 1}}, "not a parameter"),
+    108: ("garbage", "no config object"),
+    109: ({"kwargs": {"BLOCK": 64, "n": 5}}, "passed at launch"),
+    110: ({"kwargs": {"BLOCK": 64}, "num_stages": -1}, "num_stages=-1"),
+    111: ({"kwargs": {"BLOCK": True}}, "not an integer"),
+}
+GOOD_SIZE = 112
+
+
+@pytest.fixture(scope="module")
+def populated(tmp_path_factory) -> tuple:
+    """A cache written by a first process: one entry per size."""
+    cache = tmp_path_factory.mktemp("cache")
+    report = _run_worker(cache, [*BAD_CONFIGS, GOOD_SIZE])
+    assert all(r["ok"] for r in report["results"].values())
+    return cache, Path(report["cache"])
+
+
+def _entry_sizes(path: Path) -> dict:
+    data, reason = read_cache_file(path)
+    assert reason is None
+    return {json.loads(k)["key"][0]: v for k, v in data["entries"].items()}
+
+
+def test_bad_cached_values_warn_retune_and_are_replaced(populated, tmp_path):
+    from tiletune.runtime.cache_validate import config_problems
+
+    cache_src, path_src = populated
+    cache = tmp_path / "cache"
+    (cache / "kernel").mkdir(parents=True)
+    path = cache / "kernel" / path_src.name
+    data = json.loads(path_src.read_text())
+    by_size = {json.loads(k)["key"][0]: k for k in data["entries"]}
+    good_before = data["entries"][by_size[GOOD_SIZE]]["config"]
+    for size, (config, _) in BAD_CONFIGS.items():
+        data["entries"][by_size[size]]["config"] = config
+    path.write_text(json.dumps(data))
+
+    report = _run_worker(cache, [*BAD_CONFIGS, GOOD_SIZE])
+    assert all(r["ok"] for r in report["results"].values()), report["results"]
+    texts = _cache_warnings(report)
+    for size, (_, reason) in BAD_CONFIGS.items():
+        mine = [t for t in texts if by_size[size] in t]
+        assert len(mine) == 1 and reason in mine[0] and str(path) in mine[0], (size, texts)
+    assert not [t for t in texts if by_size[GOOD_SIZE] in t]
+    # 0 lost entries: every key is there again, the bad ones replaced by usable configs, the good one kept
+    entries = _entry_sizes(path)
+    assert set(entries) == {*BAD_CONFIGS, GOOD_SIZE}
+    assert entries[GOOD_SIZE]["config"] == good_before
+    for size, entry in entries.items():
+        assert config_problems(entry["config"], kernel_name="add_kernel", arg_names=["x_ptr", "y_ptr", "out_ptr", "n", "BLOCK"],
+                               spec=None) == [], (size, entry)
+        assert isinstance(entry["config"]["kwargs"]["BLOCK"], int) and entry["config"]["kwargs"]["BLOCK"] > 0
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "deep_json"])
+def test_unreadable_cache_file_never_blocks_or_crashes(populated, tmp_path, kind):
+    _, path_src = populated
+    cache = tmp_path / "cache"
+    (cache / "kernel").mkdir(parents=True)
+    path = cache / "kernel" / path_src.name
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        path.write_text("[" * 100_000 + "]" * 100_000)
+    t0 = time.monotonic()
+    report = _run_worker(cache, [GOOD_SIZE])
+    assert time.monotonic() - t0 < TIMEOUT_S
+    assert report["results"][str(GOOD_SIZE)]["ok"]
+    texts = _cache_warnings(report)
+    assert texts and any(str(path) in t for t in texts), report["warnings"]
+    # the thing in the way was moved aside and a real cache file written
+    assert path.is_file() and len(_entry_sizes(path)) == 1
+    for command in (["list"], ["show", "add_kernel"], ["show", "add_kernel", "--json"]):
+        proc = subprocess.run([sys.executable, "-m", "tiletune.runtime.cache_cli", *command, "--dir", str(cache)],
+                              env=_env(cache), capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_cache_cli_on_fifo_and_deep_json(tmp_path):
+    kernel_dir = tmp_path / "kernel"
+    kernel_dir.mkdir()
+    os.mkfifo(kernel_dir / "a_kernel-0000000000000000.json")
+    (kernel_dir / "b_kernel-0000000000000000.json").write_text("[" * 100_000 + "]" * 100_000)
+    for command in (["list"], ["show", "a_kernel"], ["show", "b_kernel"], ["show", "b_kernel", "--json"]):
+        proc = subprocess.run([sys.executable, "-m", "tiletune.runtime.cache_cli", *command, "--dir", str(tmp_path)],
+                              env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, (command, proc.stderr)
+        assert "FIFO" in proc.stdout or "nested" in proc.stdout or "corrupt" in proc.stdout, proc.stdout
+
+
+# ----- 2. editing a @triton.jit helper re-tunes -----------------------------------------------
+HELPERS = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def inner(x):
+    return x + {add}
+
+
+@triton.jit
+def twice(x):
+    {check}return inner(x) * 2
+'''
+
+KERNEL = '''\
+import json, sys
+import torch, triton
+import triton.language as tl
+import tiletune
+from pkg.helpers import twice
+
+
+@triton.jit
+def local(x):
+    return x
+
+
+@tiletune.autotune(configs=[], key=["n"])
+@triton.jit
+def helper_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, local(twice(tl.load(x_ptr + offs, mask=m))), mask=m)
+
+
+n = 1000
+x = torch.arange(n, dtype=torch.float32)
+y = torch.zeros(n)
+helper_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, n)
+print(json.dumps({"y": y[:4].tolist(), "config": helper_kernel.best_config.kwargs}))
+'''
+
+
+def test_editing_an_imported_helper_retunes(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text(HELPERS.format(add=1, check=""))
+    script = pkg / "kern.py"
+    script.write_text(KERNEL)
+    cache = tmp_path / "cache"
+
+    def run() -> dict:
+        proc = subprocess.run([sys.executable, "-m", "pkg.kern"], cwd=tmp_path, env=_env(cache, PYTHONPATH=f"{tmp_path}:{ROOT}"),
+                              capture_output=True, text=True, timeout=TIMEOUT_S)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    assert run()["y"] == [2.0, 4.0, 6.0, 8.0]
+    files = sorted((cache / "kernel").glob("helper_kernel-*.json"))
+    assert len(files) == 1
+    (pkg / "helpers.py").write_text(HELPERS.format(add=2, check=""))
+    assert run()["y"] == [4.0, 6.0, 8.0, 10.0]
+    assert len(list((cache / "kernel").glob("helper_kernel-*.json"))) == 2  # a new cache file: re-tuned
+    # a static_assert added to the helper: the old winner (BLOCK > 64) must not be launched
+    (pkg / "helpers.py").write_text(HELPERS.format(add=2, check="tl.static_assert(x.shape[0] <= 64)\n    "))
+    out = run()
+    assert out["y"] == [4.0, 6.0, 8.0, 10.0] and out["config"]["BLOCK"] <= 64
+    assert len(list((cache / "kernel").glob("helper_kernel-*.json"))) == 3
+
+
+# ----- 3. function tuner: timeout and keys ------------------------------------------------------
+def test_function_tuner_drops_a_config_past_its_timeout_and_never_caches_it(tmp_path):
+    calls = {"slow": 0}
+
+    @tune_function([{"delay": 0.0}, {"delay": 2.0}], key_fn=lambda n: n, cache_dir=tmp_path,
+                   autotune_timeout_s=0.5, warmup=2, rep=5)
+    def f(n, delay):
+        if delay:
+            calls["slow"] += 1
+            time.sleep(delay)
+        return delay
+
+    t0 = time.monotonic()
+    assert f(1) == 0.0
+    assert calls["slow"] == 1  # dropped after its first call, not 7 calls (14 s)
+    assert time.monotonic() - t0 < 60
+    data, _ = read_cache_file(f.cache.path)
+    (entry,) = data["entries"].values()
+    assert entry["config"] == {"delay": 0.0}
+    assert [t["ms"] for t in entry["timings_ms"] if t["config"] == {"delay": 2.0}] == [None]
+
+
+def test_function_tuner_when_every_config_times_out(tmp_path):
+    g = tune_function([{"delay": 0.3}, {"delay": 0.4}], key_fn=None, cache_dir=tmp_path, autotune_timeout_s=0.1,
+                      warmup=1, rep=1)(lambda delay: time.sleep(delay))
+    with pytest.raises(TuningError, match="autotune_timeout_s"):
+        g()
+    assert not (g.cache.path.exists() and read_cache_file(g.cache.path)[0]["entries"])
+
+
+@pytest.mark.parametrize("key", ["cyclic", "nan", "inf", "deep"])
+def test_function_tuner_rejects_unusable_keys(tmp_path, key):
+    value = {"cyclic": None, "nan": float("nan"), "inf": [1, {"a": math.inf}], "deep": None}[key]
+    if key == "cyclic":
+        value = [1]
+        value.append(value)
+    if key == "deep":
+        value = []
+        for _ in range(10_000):
+            value = [value]
+    f = tune_function([{"c": 1}], key_fn=lambda: value, cache_dir=tmp_path)(lambda c: c)
+    with pytest.raises(TypeError, match="key_fn returned"):
+        f()
+
+
+@pytest.mark.parametrize("bad", [0, -1, "soon", float("nan")])
+def test_function_tuner_rejects_bad_timeouts(tmp_path, bad):
+    with pytest.raises(TuningError, match="autotune_timeout_s"):
+        tune_function([{"c": 1}], key_fn=None, cache_dir=tmp_path, autotune_timeout_s=bad)(lambda c: c)
+
+
+# ----- 4. side-effect kernels are safe by default ------------------------------------------------
+import fixtures.histogram as histogram_fixture  # noqa: E402
+import fixtures.scale_inplace as scale_fixture  # noqa: E402
+from tests import side_effect_kernels as sek  # noqa: E402
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILETUNE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TILETUNE_ALWAYS_TUNE", raising=False)
+    return tmp_path / "cache"
+
+
+def _cases():
+    """(name, kernel, make the launch's arguments, launch(kernel, args, **meta), block parameter)."""
+
+    def scale_args():
+        torch.manual_seed(0)
+        return scale_fixture.make_args({"n_elements": 1000})
+
+    def scale_launch(kernel, a, **meta):
+        scale_fixture.launch(kernel, a, **meta)
+
+    def hist_args():
+        torch.manual_seed(1)
+        return histogram_fixture.make_args({"n_elements": 1000, "NUM_BINS": 16})
+
+    def hist_launch(kernel, a, **meta):
+        histogram_fixture.launch(kernel, a, **meta)
+
+    def sum_args():
+        return {"x_ptr": torch.arange(1000, dtype=torch.float32), "total_ptr": torch.full((1,), 5.0), "n": 1000}
+
+    def max_args():
+        torch.manual_seed(2)
+        return {"x_ptr": torch.randn(1000), "best_ptr": torch.zeros(4), "n": 1000}
+
+    def n_launch(kernel, a, **meta):
+        n = a["n"]
+        kernel[lambda m: (triton.cdiv(n, m["BLOCK"]),)](**a, **meta)
+
+    return {
+        "in_place": (scale_fixture.KERNEL, ["n_elements"], scale_args, scale_launch, "BLOCK_SIZE", True),
+        "atomic_add_histogram": (histogram_fixture.KERNEL, ["n_elements"], hist_args, hist_launch, "BLOCK_SIZE", True),
+        "atomic_add_sum": (sek.sum_into, ["n"], sum_args, n_launch, "BLOCK", True),
+        "atomic_max": (sek.running_max, ["n"], max_args, n_launch, "BLOCK", False),
+    }
+
+
+CASES = _cases()
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_side_effect_kernels_tuned_with_no_hooks_equal_one_untuned_launch(fresh_cache, name):
+    kernel, key, make_args, launch, block, protected = CASES[name]
+    expected = make_args()
+    launch(kernel, expected, **{block: 64})  # one untuned launch
+    args = make_args()
+    tuned = tiletune.autotune(configs=[], key=key)(kernel)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        launch(tuned, args)
+    said = [w for w in caught if issubclass(w.category, TiletuneWarning) and "writes into its inputs" in str(w.message)]
+    assert len(said) == (1 if protected else 0), [str(w.message) for w in caught]
+    for arg, value in expected.items():
+        if isinstance(value, torch.Tensor):
+            assert torch.allclose(args[arg], value, rtol=1e-6, atol=1e-5), (arg, args[arg], value)
+    # a second launch (cached winner, no tuning) acts exactly as a second untuned launch
+    launch(kernel, expected, **{block: 64})
+    launch(tuned, args)
+    for arg, value in expected.items():
+        if isinstance(value, torch.Tensor):
+            assert torch.allclose(args[arg], value, rtol=1e-6, atol=1e-5), arg
+
+
+def test_side_effects_error_refuses_and_ignore_keeps_triton_behaviour(fresh_cache, monkeypatch):
+    kernel, key, make_args, launch, block, _ = CASES["atomic_add_sum"]
+    refusing = tiletune.autotune(configs=[], key=key, side_effects="error")(kernel)
+    with pytest.raises(TuningError, match=r"total_ptr.*side_effects='error'.*restore_value"):
+        launch(refusing, make_args())
+    with pytest.raises(TuningError, match="side_effects='sometimes'"):
+        tiletune.autotune(configs=[], key=key, side_effects="sometimes")(kernel)
+    # restore_value covers it: no protection, no message, and the result is still one launch's
+    args = make_args()
+    covered = tiletune.autotune(configs=[], key=key, restore_value=["total_ptr"])(kernel)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        launch(covered, args)
+    assert not [w for w in caught if "writes into its inputs" in str(w.message)]
+    assert args["total_ptr"].item() == 5.0 + sum(range(1000))
+    monkeypatch.setenv("TILETUNE_ALWAYS_TUNE", "1")  # tune again (the winner above is cached)
+    ignoring = tiletune.autotune(configs=[], key=key, side_effects="ignore")(kernel)
+    args = make_args()
+    launch(ignoring, args)
+    assert args["total_ptr"].item() > 5.0 + 2 * sum(range(1000))  # accumulated by every benchmarked launch
+
+
+def test_aliased_output_is_protected(fresh_cache):
+    x = torch.arange(100, dtype=torch.float32)
+    tuned = tiletune.autotune(configs=[], key=["n"])(sek.add_one)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tuned[lambda m: (triton.cdiv(100, m["BLOCK"]),)](x, x, 100)  # the same tensor in and out
+    assert torch.equal(x, torch.arange(100, dtype=torch.float32) + 1)
+    assert any("shares memory" in str(w.message) for w in caught)
+    out = torch.zeros(100)
+    y = torch.arange(100, dtype=torch.float32)
+    tuned[lambda m: (triton.cdiv(100, m["BLOCK"]),)](y, out, 100)  # separate output: nothing to protect
+    assert torch.equal(out, y + 1) and torch.equal(y, torch.arange(100, dtype=torch.float32))

@@ -1,0 +1,54 @@
+"""Warnings ``configs=[]`` gives by default (not only with ``verbose=True``).
+
+Two situations make a tuning silently do less than the author expects:
+a tiling parameter passed at the launch (``kernel[grid](..., BLOCK=128)``)
+is left out of the search, and a kernel whose every tiling parameter is
+fixed (or that has none) has nothing to tune at all.  Both are said once per
+kernel and parameter with :class:`~tiletune.errors.TiletuneWarning`; silence
+them with ``warnings.filterwarnings("ignore", category=TiletuneWarning)``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Mapping, MutableSet, Optional, Sequence
+
+from tiletune.errors import TiletuneWarning
+
+__all__ = ["warn_untuned"]
+
+
+def warn_untuned(kernel_name: str, verdict: Any, hints: Optional[Mapping[str, Sequence[Any]]],
+                 said: MutableSet[str], stacklevel: int = 6) -> None:
+    """Warn about launch-fixed tiling parameters and about a search with nothing to tune.
+
+    ``verdict`` is the launch's :class:`~tiletune.analysis.tunability.Tunability`;
+    ``said`` remembers what was already said for this kernel (one warning each).
+    """
+    launch = [n for n, why in verdict.fixed.items() if why.startswith("passed at launch")]
+    for name in launch:
+        token = f"warned-launch:{name}"
+        if token in said:
+            continue
+        said.add(token)
+        warnings.warn(
+            f"tiletune: kernel {kernel_name!r}: tiling parameter {name} is passed at launch, so configs=[] "
+            f"leaves it out of the search and uses the launch's value; drop {name}=... from the launch to "
+            "have it tuned (the grid should read it from meta)",
+            TiletuneWarning,
+            stacklevel=stacklevel,
+        )
+    if verdict.tuned or hints or "warned-nothing" in said:
+        return
+    said.add("warned-nothing")
+    if verdict.fixed:
+        why = "every tiling parameter is fixed (" + "; ".join(f"{n}: {w}" for n, w in verdict.fixed.items()) + ")"
+    else:
+        why = "the analysis found no constexpr that sizes a tile"
+    warnings.warn(
+        f"tiletune: kernel {kernel_name!r}: configs=[] has nothing to tune: {why}; only launch options "
+        "(num_warps, num_stages) are searched. Leave a tiling parameter to the search, give hints=, or drop "
+        "the autotune decorator",
+        TiletuneWarning,
+        stacklevel=stacklevel,
+    )
