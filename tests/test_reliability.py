@@ -387,3 +387,25 @@ def test_aliased_output_is_protected(fresh_cache):
     y = torch.arange(100, dtype=torch.float32)
     tuned[lambda m: (triton.cdiv(100, m["BLOCK"]),)](y, out, 100)  # separate output: nothing to protect
     assert torch.equal(out, y + 1) and torch.equal(y, torch.arange(100, dtype=torch.float32))
+
+
+# ----- 6. warnings by default ---------------------------------------------------------------------
+def _tiletune_warnings(fn) -> list:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn()
+    return [str(w.message) for w in caught if issubclass(w.category, TiletuneWarning)]
+
+
+def test_launch_fixed_tiling_parameter_and_nothing_to_tune_warn_by_default(fresh_cache):
+    x, out = torch.arange(100, dtype=torch.float32), torch.zeros(100)
+    tuned = tiletune.autotune(configs=[], key=["n"])(sek.add_one)
+    said = _tiletune_warnings(lambda: tuned[lambda m: (triton.cdiv(100, m["BLOCK"]),)](x, out, 100, BLOCK=32))
+    assert any("BLOCK is passed at launch" in s for s in said), said
+    assert any("nothing to tune" in s for s in said), said
+    assert torch.equal(out, x + 1)
+    fixed = tiletune.autotune(configs=[], key=["n"])(sek.copy_fixed)
+    said = _tiletune_warnings(lambda: fixed[lambda m: (triton.cdiv(100, 128),)](x, out, 100))
+    assert any("nothing to tune" in s and "BLOCK: has a default" in s for s in said), said
+    # said once per kernel
+    assert not _tiletune_warnings(lambda: fixed[lambda m: (triton.cdiv(50, 128),)](x, out, 50))
