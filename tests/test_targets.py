@@ -22,6 +22,7 @@ def test_all_names_present():
         "ascend910b3",
         "ascend910b4",
         "ascend910_93",
+        "ascend910_95",
         "ascend310p",
         "a100",
         "h100",
@@ -46,6 +47,29 @@ def test_ascend_910b_family(name):
         assert (t.cores, t.vector_cores) == (24, 48)
     else:
         assert (t.cores, t.vector_cores) == (20, 40)
+
+
+def test_ascend910_95():
+    t = get_target("ascend910_95")
+    assert t.is_ascend
+    assert t.ub_bytes == 253952  # 248 KiB usable (GetRuntimeUBSize)
+    assert (t.cores, t.vector_cores) == (32, 64)
+    assert t.l0c_bytes == 256 * KiB
+    assert t.l1_bytes is None and t.l0a_bytes is None  # not in the sources: no constraint rather than a guess
+    assert t.multibuffer_default is False  # Triton-Ascend compiler.py: off when compiling for 910_95
+    assert get_target("Ascend910_9589") is t and get_target("ascend950") is t
+
+
+@pytest.mark.parametrize("name", [n for n, t in TARGETS.items() if t.is_ascend])
+def test_every_ascend_figure_names_its_source(name):
+    t = get_target(name)
+    for field in ("ub_bytes", "cores", "vector_cores", "ub_align_bytes", "fractal", "max_tensor_numel", "multibuffer_default"):
+        assert t.sources.get(field), (name, field)
+    assert "Triton-Ascend" in t.sources["max_tensor_numel"]
+    assert t.max_tensor_numel == 1048576 and t.ub_align_bytes == 32
+    if name.startswith("ascend910"):
+        assert "driver.py" in t.sources["vector_cores"]
+        assert t.multibuffer_default is (name != "ascend910_95")
 
 
 def test_ascend310p():
@@ -160,5 +184,6 @@ def test_npu_name_mapping():
     assert target_from_npu_name("Ascend910B2") is TARGETS["ascend910b2"]
     assert target_from_npu_name("Ascend910_9391") is TARGETS["ascend910_93"]
     assert target_from_npu_name("Ascend310P3") is TARGETS["ascend310p"]
+    assert target_from_npu_name("Ascend910_9599") is TARGETS["ascend910_95"]
     assert target_from_npu_name("Ascend910B3", aicore=18).cores == 18
     assert target_from_npu_name("Ascend999") is None

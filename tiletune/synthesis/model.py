@@ -50,6 +50,8 @@ class Target:
     l0c_bytes: Optional[int] = None
     vector_cores: Optional[int] = None
     ub_align_bytes: int = 32
+    # Ascend: whether Triton-Ascend's compiler double-buffers when a config does not say (multibuffer).
+    multibuffer_default: bool = True
     sources: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     # NVIDIA occupancy limits (CUDA guide); used by the register estimate and the cost model.
     shared_bytes_per_sm: Optional[int] = None

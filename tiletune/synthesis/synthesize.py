@@ -225,7 +225,7 @@ def check_config(
             env[NUM_WARPS] = int(num_warps)
         env[NUM_STAGES] = int(num_stages) if num_stages is not None else 3  # Triton's default
     else:
-        env.setdefault(MULTIBUFFER, int(bool(kwargs.get(MULTIBUFFER, True))))
+        env.setdefault(MULTIBUFFER, int(bool(kwargs.get(MULTIBUFFER, t.multibuffer_default))))
     out: list[str] = []
     for c in model.constraints:
         if not c.check:

@@ -65,10 +65,39 @@ _ASCEND_SOC = (
     "(hiascend.com, CANN 8.5): ai_core_cnt=24 cube_core_cnt=24 vector_core_cnt=48 for "
     "Atlas A2/A3; Ascend 910B3/B4 are the 20-cube / 40-vector bins"
 )
+_TA_CORES = (
+    "Triton-Ascend 3.2.0 triton/backends/ascend/driver.py get_device_properties (l.80-86): "
+    "num_vectorcore = num_aicore * 2; triton/runtime/utils.py l.32-36: the tile generator's "
+    "num_vector_core is 2 x num_aicore only when the arch names 'Ascend910B' (on Ascend910_93xx "
+    "it keeps num_aicore: a Triton-Ascend quirk; tiletune follows the CANN ini, 48 vector cores)"
+)
 _ASCEND_SIZES = (
     "Triton-Ascend programming guide and Ascend C GetCoreMemSize/GetUBSizeInBytes "
     "(Atlas A2/A3 training products: UB 192 KiB per vector core, L1 512 KiB, "
-    "L0A/L0B 64 KiB, L0C 128 KiB per cube core); tiletune DESIGN.md target table"
+    "L0A/L0B 64 KiB, L0C 128 KiB per cube core); CANN aclrtGetDeviceInfo "
+    "ACL_PLATFORM_AICORE_UB_SIZE / L1_SIZE / L0_A_SIZE / L0_B_SIZE / L0_C_SIZE report them per device; "
+    "liger-kernel 0.8.5 _ascend/ub_manager.py reads get_soc_spec('UB_SIZE') ('A3=192KB')"
+)
+_TA_NUMEL = (
+    "Triton-Ascend 3.2.0 triton/language/_utils.py l.32: TRITON_MAX_TENSOR_NUMEL = 1048576 "
+    "(its tl.arange, triton_patch/language/semantic.py l.61-75, checks only this bound: no power of two)"
+)
+_TA_MULTIBUFFER = (
+    "Triton-Ascend 3.2.0 triton/backends/ascend/compiler.py l.593: multibuffer = not "
+    "is_compile_on_910_95 (double-buffering on by default, off on 910_95); runtime/autotuner.py "
+    "l.359 passes a config's multibuffer to the compiler"
+)
+_TA_ARCHS = (
+    "Triton-Ascend 3.2.0 triton/backends/ascend/utils.py get_ascend_arch_from_env (l.508-535): "
+    "Ascend910B1-B4, Ascend910_9362/9372/9381/9382/9391/9392 (910_93), "
+    "Ascend910_9579/9581/9589/9599 (910_95), Ascend310B1-B4"
+)
+_950 = (
+    "CANN Ascend C GetRuntimeUBSize (hiascend.com, CANN 9.x): Ascend 950PR/950DT runtime UB 248 KiB "
+    "(216 KiB in mixed SIMD+SIMT kernels); the CANN ops-cv cross-platform migration guide and its "
+    "issue #997 (platform_config ini ub_size=253952, 32 AI cores with 2 vector cores each, "
+    "L0C 256 KiB); L1/L0A/L0B sizes of 950 are not in these sources: left unset (no L1/L0A/L0B "
+    "constraint on this target until a source gives them)"
 )
 _DAVINCI = (
     "Huawei Da Vinci architecture (Hot Chips 31, 2019): a cube unit does 16x16x16 "
@@ -82,7 +111,8 @@ _ASCEND_RATE = (
 _310P = (
     "Atlas 300I Pro (Ascend 310P3) product page: 8 AI cores (coupled cube+vector), "
     "70 TFLOP/s fp16, 140 TOPS int8, LPDDR4X 204.8 GB/s; UB 256 KiB, L1 1 MiB, "
-    "L0A/L0B 64 KiB, L0C 256 KiB per core (tiletune DESIGN.md target table)"
+    "L0A/L0B 64 KiB, L0C 256 KiB per core (tiletune DESIGN.md target table); "
+    "not in Triton-Ascend 3.2.0's arch list (which has 310B, not 310P)"
 )
 
 
@@ -168,11 +198,42 @@ def _h200() -> Target:
     )
 
 
+def _ascend_common(**kw: Any) -> dict[str, Any]:
+    """Rules every Ascend target shares, with their sources."""
+    out: dict[str, Any] = dict(
+        ub_align_bytes=32,  # UB transfers in 32-byte blocks, Ascend C general restrictions (a cost, not a rule)
+        fractal=16,  # cube fractal 16x16 (fp16/bf16), Da Vinci architecture
+        fractal_k_int8=32,  # 16x32 for int8
+        max_tensor_numel=1048576,  # TRITON_MAX_TENSOR_NUMEL, Triton-Ascend triton/language/_utils.py l.32
+    )
+    out.update(kw)
+    return out
+
+
+def _ascend_sources(sizes: str, cores: str, **extra: str) -> dict[str, str]:
+    src = {
+        "ub_bytes": sizes,
+        "l1_bytes": sizes,
+        "l0a_bytes": sizes,
+        "l0b_bytes": sizes,
+        "l0c_bytes": sizes,
+        "cores": cores,
+        "vector_cores": cores,
+        "ub_align_bytes": _ASCENDC_MEM,
+        "fractal": _DAVINCI,
+        "max_tensor_numel": _TA_NUMEL,
+        "multibuffer_default": _TA_MULTIBUFFER,
+        "name": _TA_ARCHS,
+    }
+    src.update(extra)
+    return src
+
+
 def _ascend910b(name: str, cubes: int, vectors: int, fp16_flops: float) -> Target:
     return _ascend(
         name,
         cores=cubes,  # cube cores (AI cores), CANN SoC ini
-        vector_cores=vectors,  # vector cores (2 per cube core), CANN SoC ini
+        vector_cores=vectors,  # 2 vector cores per cube core: CANN SoC ini; Triton-Ascend driver.py l.85
         bandwidth=1.6e12,  # B/s, approximate HBM2e figure (cost model only)
         flops={"fp16": fp16_flops, "bf16": fp16_flops, "int8": 2 * fp16_flops, "fp32": fp16_flops / 2},
         vector_flops=fp16_flops / 16,  # approximate (cost model only)
@@ -181,22 +242,27 @@ def _ascend910b(name: str, cubes: int, vectors: int, fp16_flops: float) -> Targe
         l0a_bytes=64 * KiB,  # L0A per cube core: 65536 B
         l0b_bytes=64 * KiB,  # L0B per cube core: 65536 B
         l0c_bytes=128 * KiB,  # L0C per cube core: 131072 B
-        ub_align_bytes=32,  # UB accesses 32-byte aligned, Ascend C general restrictions
-        fractal=16,  # cube fractal 16x16 (fp16/bf16), Da Vinci architecture
-        fractal_k_int8=32,  # 16x32 for int8
-        sources={
-            "ub_bytes": _ASCEND_SIZES,
-            "l1_bytes": _ASCEND_SIZES,
-            "l0a_bytes": _ASCEND_SIZES,
-            "l0b_bytes": _ASCEND_SIZES,
-            "l0c_bytes": _ASCEND_SIZES,
-            "cores": _ASCEND_SOC,
-            "vector_cores": _ASCEND_SOC,
-            "ub_align_bytes": _ASCENDC_MEM,
-            "fractal": _DAVINCI,
-            "flops": _ASCEND_RATE,
-            "bandwidth": _ASCEND_RATE,
-        },
+        multibuffer_default=True,  # Triton-Ascend compiler.py l.593
+        **_ascend_common(),
+        sources=_ascend_sources(
+            _ASCEND_SIZES, _ASCEND_SOC + "; " + _TA_CORES, flops=_ASCEND_RATE, bandwidth=_ASCEND_RATE
+        ),
+    )
+
+
+def _ascend910_95() -> Target:
+    return _ascend(
+        "ascend910_95",
+        cores=32,  # AI (cube) cores, ops-cv migration guide / ini (see _950)
+        vector_cores=64,  # 2 vector cores per AI core (driver.py l.85; _950)
+        bandwidth=1.6e12,  # B/s, approximate (migration guide table; cost model only)
+        flops={"fp16": 432e12, "bf16": 432e12, "int8": 865e12, "fp32": 216e12},  # approximate (issue #997: server bin)
+        vector_flops=54e12 / 2,  # approximate: 54 TFLOP/s fp16 vector (cost model only)
+        ub_bytes=253952,  # 248 KiB usable UB per vector core: GetRuntimeUBSize, ini ub_size
+        l0c_bytes=256 * KiB,  # L0C per cube core (_950)
+        multibuffer_default=False,  # Triton-Ascend compiler.py l.593: off when compiling for 910_95
+        **_ascend_common(),
+        sources=_ascend_sources(_950, _950 + "; " + _TA_CORES, flops=_950, bandwidth=_950),
     )
 
 
@@ -213,21 +279,9 @@ def _ascend310p() -> Target:
         l0a_bytes=64 * KiB,  # 65536 B
         l0b_bytes=64 * KiB,  # 65536 B
         l0c_bytes=256 * KiB,  # 262144 B
-        ub_align_bytes=32,  # Ascend C general restrictions
-        fractal=16,
-        fractal_k_int8=32,
-        sources={
-            "ub_bytes": _310P,
-            "l1_bytes": _310P,
-            "l0a_bytes": _310P,
-            "l0b_bytes": _310P,
-            "l0c_bytes": _310P,
-            "cores": _310P,
-            "flops": _310P,
-            "bandwidth": _310P,
-            "ub_align_bytes": _ASCENDC_MEM,
-            "fractal": _DAVINCI,
-        },
+        multibuffer_default=True,
+        **_ascend_common(),
+        sources=_ascend_sources(_310P, _310P, flops=_310P, bandwidth=_310P),
     )
 
 
@@ -240,6 +294,7 @@ def _build_targets() -> dict[str, Target]:
         "ascend910b3": _ascend910b("ascend910b3", 20, 40, b3),
         "ascend910b4": _ascend910b("ascend910b4", 20, 40, b3),
         "ascend910_93": _ascend910b("ascend910_93", 24, 48, b2),
+        "ascend910_95": _ascend910_95(),
         "ascend310p": _ascend310p(),
         "a100": _a100(),
         "h100": _h100(),
@@ -258,6 +313,12 @@ _ALIASES = {
     "910_93": "ascend910_93",
     "ascend910_9391": "ascend910_93",
     "ascend910_9392": "ascend910_93",
+    "910_95": "ascend910_95",
+    "ascend910_9579": "ascend910_95",
+    "ascend910_9581": "ascend910_95",
+    "ascend910_9589": "ascend910_95",
+    "ascend910_9599": "ascend910_95",
+    "ascend950": "ascend910_95",
     "310p": "ascend310p",
     "ascend310p3": "ascend310p",
     "sm80": "a100",
@@ -421,6 +482,13 @@ _NPU_NAMES = {
     "910_9392": "ascend910_93",
     "910_9381": "ascend910_93",
     "910_9382": "ascend910_93",
+    "910_9362": "ascend910_93",
+    "910_9372": "ascend910_93",
+    "910_95": "ascend910_95",
+    "910_9579": "ascend910_95",
+    "910_9581": "ascend910_95",
+    "910_9589": "ascend910_95",
+    "910_9599": "ascend910_95",
     "310p": "ascend310p",
 }
 
