@@ -296,6 +296,58 @@ def test_tt007_atomics_need_reset():
     assert "TT007" not in codes(fixed)
 
 
+ATOMIC = """\
+import tiletune
+import triton
+import triton.language as tl
+
+
+@DECORATOR
+@triton.jit
+def k(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    x = tl.load(x_ptr + offs, mask=offs < n_elements, other=0.0)
+    tl.ATOMIC(out_ptr, tl.sum(x, axis=0))
+"""
+TWO = '@triton.autotune(configs=[triton.Config({"BLOCK_SIZE": 512}), triton.Config({"BLOCK_SIZE": 1024})], key=["n_elements"])'
+
+
+@pytest.mark.parametrize("op, reported", [("atomic_add", True), ("atomic_xchg", True), ("atomic_max", False), ("atomic_min", False), ("atomic_or", False)])
+def test_tt007_idempotent_atomics_are_not_reported(op, reported):
+    src = ATOMIC.replace("DECORATOR", TWO[1:]).replace("ATOMIC", op)
+    assert bool(diags(src, "TT007")) is reported
+
+
+def test_tt007_configs_empty_under_tiletune_is_protected_unless_error():
+    auto = ATOMIC.replace("DECORATOR", 'tiletune.autotune(configs=[], key=["n_elements"])').replace("ATOMIC", "atomic_add")
+    assert diags(auto, "TT007") == []
+    refuse = auto.replace('key=["n_elements"])', 'key=["n_elements"], side_effects="error")')
+    (d,) = diags(refuse, "TT007")
+    assert 'side_effects="error"' in d.message and "refuses" in d.message
+
+
+def test_tt007_buffer_written_before_read_is_scratch():
+    src = """\
+        import triton
+        import triton.language as tl
+
+
+        @triton.autotune(configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)], key=["n"])
+        @triton.jit
+        def k(x_ptr, tmp_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs, mask=offs < n)
+            tl.store(tmp_ptr + offs, x * 2, mask=offs < n)
+            y = tl.load(tmp_ptr + offs, mask=offs < n)
+            tl.store(out_ptr + offs, y, mask=offs < n)
+        """
+    assert diags(src, "TT007") == []
+    inplace = src.replace("tl.store(tmp_ptr + offs, x * 2, mask=offs < n)\n            y = tl.load(tmp_ptr + offs, mask=offs < n)",
+                          "y = tl.load(tmp_ptr + offs, mask=offs < n)\n            tl.store(tmp_ptr + offs, x * 2 + y, mask=offs < n)")
+    assert [d.param for d in diags(inplace, "TT007")] == ["tmp_ptr"]
+
+
 def test_tt007_single_config_is_not_benchmarked():
     src = """\
         import triton
@@ -401,12 +453,16 @@ def test_spec_tt004_jit_wrap_call_is_last():
 
 
 def test_spec_tt007_pre_hook_handles_it():
-    at = AutotuneArgs(span=S, qualname="triton.autotune", configs=None, other={"pre_hook": "init"})
+    two = [ConfigLiteral(span=S, kwargs={"B": 1}), ConfigLiteral(span=S, kwargs={"B": 2})]
+    at = AutotuneArgs(span=S, qualname="triton.autotune", configs=two, other={"pre_hook": "init"})
     k = spec(autotune=at, loaded_pointers=["x"], stored_pointers=["x"], atomic_pointers=["y"])
     assert run([k], "TT007") == []
-    at2 = AutotuneArgs(span=S, qualname="triton.autotune", configs=None, restore_value=["x"])
+    at2 = AutotuneArgs(span=S, qualname="triton.autotune", configs=two, restore_value=["x"])
     (d,) = run([spec(autotune=at2, loaded_pointers=["x"], stored_pointers=["x"], atomic_pointers=["y"])], "TT007")
     assert d.param == "y"
+    # configs built by code may carry per-config pre_hooks: not reported
+    at3 = AutotuneArgs(span=S, qualname="triton.autotune", configs=None)
+    assert run([spec(autotune=at3, loaded_pointers=["x"], stored_pointers=["x"], atomic_pointers=["y"])], "TT007") == []
 
 
 def test_spec_tt008_ignores_bools_and_non_arange_params():

@@ -282,6 +282,7 @@ def _call_expr(node: cst.Call, meta: Optional[str]) -> Optional[Expr]:
 def _read_arguments(info: SourceInfo, call: cst.Call, site: LaunchSite) -> None:
     for arg in call.args:
         if arg.star:
+            site.star_args.append(arg.star + info.code(arg.value))
             continue
         if arg.keyword is None:
             site.positional_count += 1

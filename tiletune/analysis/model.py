@@ -236,6 +236,8 @@ class LaunchSite:
     fixed: dict[str, str] = field(default_factory=dict)
     keyword_spans: dict[str, Span] = field(default_factory=dict)
     file: Optional[str] = None  # set for a launch found in another module of the project
+    # Source of each ``*args`` / ``**kwargs`` argument: the launch may pass any name through them.
+    star_args: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""

@@ -106,7 +106,10 @@ def autotuner_supplies(module: Any, kernel: Any) -> Optional[frozenset[str]]:
 
 
 def passes(launch: Any, param: Any) -> bool:
-    """True when ``launch`` passes ``param`` (as a keyword or positionally)."""
+    """True when ``launch`` passes ``param`` (as a keyword or positionally), or
+    may (it unpacks ``*args`` or ``**kwargs``, which can carry any name)."""
+    if getattr(launch, "star_args", None):
+        return True
     return param.name in launch.fixed or launch.positional_count > param.index
 
 

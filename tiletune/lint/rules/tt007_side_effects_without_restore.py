@@ -6,7 +6,7 @@ from typing import Any, Iterator, Optional
 
 from ..diagnostic import Diagnostic
 from ..registry import Invalid, LintContext, Rule
-from ._kernel import IDEMPOTENT_ATOMICS, atomic_ops, tiletune_searches
+from ._kernel import IDEMPOTENT_ATOMICS, atomic_ops, literal_configs, tiletune_searches
 
 __all__ = ["SideEffectsWithoutRestore"]
 
@@ -17,9 +17,10 @@ class SideEffectsWithoutRestore(Rule):
     summary = "an autotuned kernel's in-place update or accumulating atomic is not restored between benchmark runs"
     severity = "error"
     WHAT = """
-        An autotuned kernel that is benchmarked (more than one config, or configs
-        that are not a literal list) stores through a pointer it also loads from
-        (an in-place update), or updates one with an atomic whose repetition
+        An autotuned kernel that is benchmarked (a literal list of more than one
+        config) stores through a pointer it first loads from (an in-place update;
+        a buffer the kernel writes before it reads it is scratch and is not
+        reported), or updates one with an atomic whose repetition
         changes the result (`tl.atomic_add`, `atomic_xchg`, `atomic_cas`, ...),
         and that pointer is named neither in `restore_value` nor in
         `reset_to_zero`, and no `pre_hook` (the autotuner's or a config's) takes
@@ -28,6 +29,9 @@ class SideEffectsWithoutRestore(Rule):
         Kernels tuned by tiletune's `configs=[]` search are not reported either:
         tiletune snapshots and restores those tensors around benchmarking by
         default; only `side_effects="error"` (tiletune then refuses to tune) is.
+        Configs built by code (`configs=get_configs()`) are not checked: they may
+        carry per-config `pre_hook`s (a common way to zero split-K outputs) that
+        the source does not show.
         """
     WHY = """
         Tuning runs the kernel many times on the same arguments, once per config
@@ -142,14 +146,19 @@ class SideEffectsWithoutRestore(Rule):
                 refuses = True
             elif at.configs_empty:
                 continue  # plain Triton runs one empty config: nothing is benchmarked
-            elif at.configs is not None and len(at.configs) == 1:
+            elif literal_configs(k) is None:
+                continue  # configs built by code: they may carry pre_hooks we cannot see
+            elif len(at.configs) == 1:
                 continue  # one config: Triton does not benchmark
             if not refuses and _has_pre_hook(at):
                 continue  # a user pre_hook replaces restore/reset handling
             covered = set(at.restore_value or []) | set(at.reset_to_zero or [])
             loaded = set(k.loaded_pointers)
             reported: set[str] = set()
+            first = _first_access(k)
             for ptr in k.stored_pointers:
+                if first.get(ptr) == "store":
+                    continue  # written before it is read: each run overwrites it first (a scratch buffer)
                 if ptr in loaded and ptr not in covered and ptr not in reported:
                     reported.add(ptr)
                     what = f"loads from and stores into {ptr!r} (an in-place update)"
@@ -193,3 +202,13 @@ def _has_pre_hook(at: Any) -> bool:
     if "pre_hook" in at.other:
         return True
     return any("pre_hook" in c.extra or "pre_hook" in c.unresolved for c in (at.configs or []))
+
+
+def _first_access(k: Any) -> dict[str, str]:
+    """For each pointer, the kind of its first access in program order (the
+    analysis records accesses in the order it walks the body, helpers inlined)."""
+    first: dict[str, str] = {}
+    for a in k.accesses:
+        if a.pointer is not None:
+            first.setdefault(a.pointer, a.kind)
+    return first
