@@ -313,3 +313,20 @@ def test_a_cache_entry_without_a_config_is_retuned_by_every_tuner(tuner, monkeyp
     run2, _ = make()
     run2()
     assert all("config" in e for _, data in entries() for e in data["entries"].values())  # tuned and stored again
+
+
+# ----------------------------------------------------------------------------- the wave-quantisation term
+
+
+def test_memory_wave_factor_tail_and_few_programs():
+    import numpy as np
+
+    from tiletune.synthesis.cost import SM_BW_SHARE, memory_wave_factor
+
+    c = 132.0
+    got = memory_wave_factor(np.array([132.0, 264.0, 10.0, 66.0, 145.2, 1321.0]), c)
+    assert got[0] == 1.0 and got[1] == 1.0  # whole waves
+    assert got[2] == pytest.approx(c / (10 * SM_BW_SHARE))  # below one wave: few-program bandwidth
+    assert got[3] == 1.0  # half a wave can still pull the full bandwidth
+    assert 1.2 < got[4] < 1.35  # a tail after one wave costs less than a whole wave (1.82)
+    assert 1.0 < got[5] < 1.05  # one program after ten waves costs little

@@ -29,10 +29,12 @@ cores for kernels with ``tl.dot``, vector cores otherwise):
     fewer than 4 warps), else 1.
 ``roofline = max(t_memory, t_compute)``
 ``waves = ceil(P / C) / (P / C)``
-    wave quantisation from one wave on, on the whole roofline.  Below one wave
-    ``t_compute`` is scaled by ``C / P`` (idle cores) but ``t_memory`` only by
-    ``max(1, C / (P x SM_BW_SHARE))``: one SM can pull several times its fair
-    share of DRAM bandwidth.
+    wave quantisation of ``t_compute`` from one wave on; below one wave
+    ``t_compute`` is scaled by ``C / P`` (idle cores).  ``t_memory`` is
+    scaled by :func:`memory_wave_factor`: full waves at full bandwidth, the
+    tail wave's ``P mod C`` programs at ``min(1, tail x SM_BW_SHARE / C)`` of
+    it (one SM can pull several times its fair share of DRAM bandwidth), so
+    below one wave ``max(1, C / (P x SM_BW_SHARE))``.
 ``stage``
     1.35 / 1.1 / 1.0 for ``num_stages`` 1 / 2 / >= 3 when a ``tl.dot`` is in
     a loop (no overlap of loads and MMA), 1.1 for ``num_stages = 1`` in loops
@@ -72,7 +74,7 @@ from .ascend_cost import alignment_factor
 from .enumerate import Table
 from .space import MULTIBUFFER, NUM_WARPS
 
-__all__ = ["cost_table", "rank", "LATENCY_S", "WAVE_S"]
+__all__ = ["cost_table", "rank", "memory_wave_factor", "LATENCY_S", "WAVE_S"]
 
 LATENCY_S = {"nvidia": 0.7e-6, "ascend": 1.0e-6}  # DRAM latency to cover (Little's law)
 WAVE_S = {"nvidia": 1.0e-6, "ascend": 2.0e-6}  # per resident wave of programs
@@ -89,6 +91,24 @@ REG_SPILL_WEIGHT = 2.0  # slowdown per unit of excess (192 accumulator registers
 def _arr(model: Model, e, env: dict, n: int) -> np.ndarray:
     v = evaluate(e, env)
     return np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)).astype(np.float64)
+
+
+def memory_wave_factor(programs: np.ndarray, cores: float, share: float = SM_BW_SHARE) -> np.ndarray:
+    """How much longer the memory half of the roofline takes than at full bandwidth, from the program count.
+
+    Programs run in waves of ``cores``; the full waves move their bytes at
+    the full bandwidth, the tail wave's ``P mod C`` programs only at
+    ``min(1, tail x share / C)`` of it (one core pulls at most ``share`` times
+    its fair share).  Below one wave that is ``max(1, C / (P x share))``; a
+    tail of a few programs after many full waves costs little, a tail after
+    one wave costs up to a wave (``1.1 C`` programs: 1.27, not the 1.82 a
+    whole extra wave would give).
+    """
+    p = np.maximum(programs, 1.0)
+    full_waves = np.floor(p / cores)
+    tail = p - full_waves * cores
+    tail_bw = np.minimum(1.0, np.maximum(tail, 1e-9) * share / cores)
+    return np.where(tail > 0, (full_waves * cores + tail / tail_bw) / p, 1.0)
 
 
 def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
@@ -197,7 +217,7 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
     # (bandwidth / C), so P programs reach min(1, P x share / C) of the bandwidth.
     full = programs >= cores
     waves_f = np.where(full, np.ceil(programs / cores) / (programs / cores), cores / programs)
-    mem_f = np.where(full, waves_f, np.maximum(1.0, cores / (programs * SM_BW_SHARE)))
+    mem_f = memory_wave_factor(programs, cores)
     roofline = np.maximum(t_memory * mem_f, t_compute * waves_f)
     # reported: the factor the roofline actually got
     waves_f = roofline / np.maximum(np.maximum(t_memory, t_compute), 1e-30)
