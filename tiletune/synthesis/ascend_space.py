@@ -3,7 +3,9 @@
 Triton-Ascend's ``tl.arange`` takes any extent (``triton/triton_patch/
 language/semantic.py`` l.61-75: only ``end > start`` and ``<=
 TRITON_MAX_TENSOR_NUMEL`` are checked), so a tile size need not be a power of
-two.  Its own tile generator (``triton/runtime/tile_generator.py``,
+two (nor a block shape: its ``validate_block_shape``,
+``triton/language/_utils.py`` l.34-43, checks only the element count).  Its
+own tile generator (``triton/runtime/tile_generator.py``,
 ``TileGenerator.descend_one_axis``) sizes a *split* axis -- a block that
 multiplies ``tl.program_id`` -- so that the program count approaches the
 vector-core count: ``cdiv(length, num_vector_core)`` (l.172), halving from

@@ -23,7 +23,8 @@ Not constraints (preferences, in :mod:`tiletune.synthesis.ascend_cost`):
 * powers of two: Triton-Ascend's ``tl.arange`` takes any extent up to
   ``TRITON_MAX_TENSOR_NUMEL`` (``triton/triton_patch/language/semantic.py``
   l.61-75, installed over ``triton.language.semantic.arange`` by
-  ``triton/testing.py`` l.764), so no tile size has to be one.
+  ``triton/testing.py`` l.764; ``validate_block_shape``, ``triton/language/_utils.py``
+  l.34-43, checks only the element count), so no tile size has to be one.
 """
 
 from __future__ import annotations
