@@ -287,3 +287,72 @@ def test_modulo_for_indexing_is_not_a_bound_when_a_mask_is():
         "x_ptr, y_ptr, M, BLOCK: tl.constexpr",
     )
     assert role(wrapped, "BLOCK") == (True, Role.PARALLEL, 0, "M")
+
+
+def test_end_anchored_tile_does_not_cover_the_extent():
+    spec = kernel(
+        """
+        row = tl.program_id(0)
+        o = seq_len - BW + tl.arange(0, BW)
+        x = tl.load(x_ptr + row * seq_len + o, mask=(o >= 0) & (o < seq_len), other=0.0)
+        tl.store(y_ptr + row * stride_y + tl.arange(0, BW), x)
+        """,
+        "x_ptr, y_ptr, seq_len, stride_y, BW: tl.constexpr",
+    )
+    assert role(spec, "BW") == (True, Role.INNER, None, None)  # no "BW >= seq_len"
+
+
+def test_loop_over_a_trip_count_passed_separately_walks_the_tile():
+    spec = kernel(
+        """
+        i_b = tl.program_id(0)
+        acc = tl.zeros([BT], dtype=tl.float32)
+        for i_t in range(NT):
+            o_t = i_t * BT + tl.arange(0, BT)
+            acc += tl.load(x_ptr + i_b * T + o_t, mask=o_t < T, other=0.0)
+        tl.store(y_ptr + i_b * stride_y + tl.arange(0, BT), acc)
+        """,
+        "x_ptr, y_ptr, T, NT, stride_y, BT: tl.constexpr",
+    )
+    assert role(spec, "BT") == (True, Role.REDUCTION, None, "T")
+    assert any("walked by a loop" in u for u in spec.param("BT").uses)
+
+
+def test_flattened_loop_index_walks_the_tile():
+    spec = kernel(
+        """
+        pid = tl.program_id(0)
+        offs_co = pid * BLOCK_CO + tl.arange(0, BLOCK_CO)
+        acc = tl.zeros([BLOCK_CO], dtype=tl.float32)
+        for i in range(KSIZE * COUNT):
+            c = (i % COUNT) * BLOCK_CI
+            offs_ci = c + tl.arange(0, BLOCK_CI)
+            x = tl.load(x_ptr + offs_ci, mask=offs_ci < C_in, other=0.0)
+            acc += tl.sum(x) + offs_co
+        tl.store(y_ptr + offs_co, acc, mask=offs_co < C_out)
+        """,
+        "x_ptr, y_ptr, C_in, C_out, KSIZE: tl.constexpr, COUNT: tl.constexpr, BLOCK_CO: tl.constexpr, BLOCK_CI: tl.constexpr",
+    )
+    assert role(spec, "BLOCK_CI") == (True, Role.REDUCTION, None, "C_in")
+    assert role(spec, "BLOCK_CO") == (True, Role.PARALLEL, 0, "C_out")
+    assert not spec.param("COUNT").tiling and not spec.param("KSIZE").tiling
+
+
+def test_explicit_sub_chunks_do_not_cover_the_extent():
+    spec = kernel(
+        """
+        i_t = tl.program_id(0)
+        o_a = i_t * BT + tl.arange(0, BC)
+        o_b = i_t * BT + BC + tl.arange(0, BC)
+        a = tl.load(x_ptr + o_a, mask=o_a < T, other=0.0)
+        b = tl.load(x_ptr + o_b, mask=o_b < T, other=0.0)
+        p = tl.make_block_ptr(x_ptr, (T, K), (K, 1), (i_t * BT + BC, 0), (BC, BK), (1, 0))
+        c = tl.load(p, boundary_check=(0, 1))
+        o_t = i_t * BT + tl.arange(0, BT)
+        tl.store(y_ptr + o_t, tl.load(x_ptr + o_t, mask=o_t < T), mask=o_t < T)
+        tl.store(y_ptr + o_a, a + b + tl.sum(c, axis=1), mask=o_a < T)
+        """,
+        "x_ptr, y_ptr, T, K, BT: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr",
+    )
+    assert role(spec, "BT") == (True, Role.PARALLEL, 0, "T")
+    assert role(spec, "BC")[:2] == (True, Role.INNER) and spec.param("BC").bound != "T"

@@ -16,6 +16,9 @@ Its role:
 * else ``PARALLEL`` when it multiplies a ``tl.program_id``-derived value
   (``pid_m * BLOCK_M``, also through grouped-ordering arithmetic); ``axis``
   is that program-id axis;
+* else ``REDUCTION`` when it multiplies a loop's induction variable (the loop
+  walks the tiles: ``for i_t in range(NT): o = i_t * BT + ...`` over a trip
+  count passed separately, a flattened index ``(i % COUNT) * BLOCK_CI``);
 * else ``INNER``.
 
 ``bound`` (parallel and inner, and reduction loops whose end names no
@@ -26,7 +29,10 @@ A constexpr that bounds a unit-step loop (``for r in range(ROWS)``) and
 multiplies a program id (``row = pid * ROWS + r``) is a rows-per-program
 tiling parameter: ``PARALLEL``, bound to what the rows are compared with.
 A modulo (``offs % M``) binds only when no comparison does (``o % G`` that
-picks a weight group is no bound when ``o < T`` masks the tile).
+picks a weight group is no bound when ``o < T`` masks the tile).  Offsets
+anchored by the bound or another constexpr (``seq_len - BW + tl.arange(0,
+BW)``, a sub-chunk ``i * BT + BC + tl.arange(0, BC)``) do not bind: such a
+tile need not cover the extent.
 ``min_value`` is 16 for ``tl.dot`` operand/result extents, ``power_of_two``
 is set for ``tl.arange`` extents, ``is_pointer`` for parameters used as an
 address.
@@ -80,6 +86,7 @@ def classify_params(spec: KernelSpec, trace: Trace) -> None:
         excluded = pointers | tiling
         reduction = [r for r in trace.reduction_steps if r[0] == p.name]
         pid_axes = [axes for name, axes, _ in trace.pid_mults if name == p.name]
+        walked = sorted(line for name, line in trace.loop_mults if name == p.name)
         bind_bound, bind_text = _bind_bound(p, trace, excluded)
         p.axis = None
         p.bound = None
@@ -97,6 +104,10 @@ def classify_params(spec: KernelSpec, trace: Trace) -> None:
             p.axis = min(axes, key=lambda a: (-axes[a], a))
             lines = sorted({line for name, _, line in trace.pid_mults if name == p.name})
             uses.append(f"multiplies tl.program_id({p.axis})-derived value at line {lines[0]}")
+            p.bound = bind_bound
+        elif walked:
+            p.role = Role.REDUCTION
+            uses.append(f"walked by a loop: multiplies its induction variable at line {walked[0]}")
             p.bound = bind_bound
         else:
             p.role = Role.INNER
@@ -129,7 +140,7 @@ def _bind_bound(p: Param, trace: Trace, excluded: set[str]) -> tuple[Optional[st
     names: dict[bool, list[str]] = {True: [], False: []}  # by "is a modulo"
     texts: dict[str, str] = {}
     for tiles, params, line, text, how in trace.binds:
-        if tiles != frozenset((p.name,)):
+        if tiles != frozenset((p.name,)) or how == "anchored":
             continue
         for n in sorted(params):
             if n in excluded or n == p.name:

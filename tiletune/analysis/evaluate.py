@@ -9,7 +9,7 @@ import libcst as cst
 from .expr import Expr, const
 from .values import NONE, TL_DTYPES, UNKNOWN, Val, align_dims, broadcast_shapes, is_float, join_vals, promote
 from .cst_text import BINOP_TEXT, dotted_name, node_text, root_name
-from .trace import EMPTY, ScratchRec
+from .trace import EMPTY, ScratchRec, offset_anchors
 from .ops.tables import TL_ROOTS
 
 __all__ = ["ExprEval"]
@@ -36,6 +36,14 @@ def _fold(op: str, a, b):
     except (ZeroDivisionError, TypeError, OverflowError):
         return None
     return None
+
+
+def _anchors(tile: Val, offset: Val) -> frozenset:
+    """Names that position the tile ``tile`` when the scalar ``offset`` is added to it
+    (its symbols other than program ids and the tile's own extents)."""
+    if not tile.tiles or not tile.shape or offset.shape != () or offset.expr is None:
+        return EMPTY
+    return offset_anchors(offset.expr, tile.tiles)
 
 
 class ExprEval:
@@ -153,18 +161,21 @@ class ExprEval:
         pointer = False
         dtype = promote(a, b)
         ea, eb = a.expr, b.expr
+        anchors = a.anchors | b.anchors
         if op == "+":
             unit = ua | ub
             ptrs = a.ptrs | b.ptrs
             pointer = a.pointer or b.pointer
             if ea is not None and eb is not None:
                 expr = ea + eb
+            anchors |= _anchors(a, b) | _anchors(b, a)
         elif op == "-":
             unit = ua | ub
             ptrs = a.ptrs
             pointer = a.pointer and not b.pointer
             if ea is not None and eb is not None:
                 expr = ea - eb
+            anchors |= _anchors(a, b) | _anchors(b, a)
         elif op == "*":
             if a.shape == () and _is_one(a.expr):
                 unit = ub
@@ -174,6 +185,8 @@ class ExprEval:
                 expr = ea * eb
             self._pid_mult(a, b, node)
             self._pid_mult(b, a, node)
+            self._loop_mult(a, b, node)
+            self._loop_mult(b, a, node)
         elif op == "//":
             if ea is not None and eb is not None:
                 expr = ea // eb
@@ -197,6 +210,8 @@ class ExprEval:
             params=a.params | b.params,
             tiles=a.tiles | b.tiles,
             pids=a.pids | b.pids,
+            loopvars=a.loopvars | b.loopvars,
+            anchors=anchors,
             ptrs=ptrs,
             unit=unit,
             varying=varying,
@@ -216,9 +231,24 @@ class ExprEval:
             for p in self.constexpr_syms(b):
                 self.trace.pid_mults.append((p, a.pids, self.line(node)))
 
+    def _loop_mult(self, a: Val, b: Val, node: cst.CSTNode) -> None:
+        """``i * BLOCK`` (also ``(i % COUNT) * BLOCK``): ``a`` derives from a loop's induction variable,
+        ``b`` is a constexpr scalar: the tile ``BLOCK`` is walked by that loop."""
+        if a.loopvars and not b.loopvars and not b.pids and a.shape == () and b.shape == ():
+            for p in self.constexpr_syms(b):
+                self.trace.loop_mults.append((p, self.line(node)))
+
     def _bind(self, a: Val, b: Val, node: cst.CSTNode, how: str = "compare") -> None:
-        """A comparison / modulo of tile offsets ``a`` against a bound ``b``."""
+        """A comparison / modulo of tile offsets ``a`` against a bound ``b``.
+
+        Offsets positioned by something the bound or another constexpr names
+        (``seq_len - BW + tl.arange(0, BW)`` against ``seq_len``, a sub-chunk
+        ``i * BT + BC + tl.arange(0, BC)``) are ``"anchored"``: such a tile
+        does not have to cover the extent it is compared with.
+        """
         if a.tiles and not b.tiles and b.params:
+            if how == "compare" and a.anchors & (b.params | self.constexprs):
+                how = "anchored"
             self.trace.binds.append((a.tiles, b.params, self.line(node), node_text(node), how))
 
     def ev_compare(self, node: cst.Comparison) -> Val:

@@ -413,6 +413,7 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
                 params=start.params | end.params | step.params,
                 pids=start.pids | step.pids,
                 tiles=frozenset((rows,)) if rows else EMPTY,
+                loopvars=frozenset((len(self.trace.loops),)),  # the loop pushed next
             )
         else:
             iv = self.ev(it)

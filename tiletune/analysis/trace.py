@@ -12,7 +12,7 @@ from .liveness import LiveRanges
 from .model import Shape, Span
 from .values import Val
 
-__all__ = ["GAP_KINDS", "PID_PREFIX", "AccessRec", "DotRec", "ScratchRec", "LoopRec", "Trace", "public_expr"]
+__all__ = ["GAP_KINDS", "PID_PREFIX", "offset_anchors", "AccessRec", "DotRec", "ScratchRec", "LoopRec", "Trace", "public_expr"]
 
 EMPTY: frozenset = frozenset()
 
@@ -27,6 +27,33 @@ def public_expr(e: Optional[Expr]) -> Optional[Expr]:
     if e is None or any(s.startswith(PID_PREFIX) for s in e.symbols()):
         return None
     return e
+
+
+def offset_anchors(offset: Expr, tiles: frozenset) -> frozenset:
+    """Names that position a tile (own extents ``tiles``) at scalar offset ``offset``.
+
+    Each additive term of ``offset`` counts: one without a program id by all
+    its symbols (``seq_len - BW``: ``seq_len``); one with a program id by its
+    factors that have none (``i_t * BT`` positions a ``BC`` sub-chunk: ``BT``),
+    unless a factor is the tile's own extent (``pid_m * BLOCK_M``, ``pid *
+    UNROLL * BLOCK_M``: the tile steps through its own grid).  The tile's own
+    extents never count.
+    """
+    terms = list(offset.args) if offset.op == "add" else list(offset.args) if offset.op == "sub" else [offset]
+    out: set = set()
+    for term in terms:
+        syms = term.symbols()
+        if not any(s.startswith(PID_PREFIX) for s in syms):
+            out |= syms
+            continue
+        factors = term.args if term.op == "mul" else ()
+        if any(f.op == "sym" and f.args[0] in tiles for f in factors):
+            continue
+        for f in factors:
+            fs = f.symbols()
+            if not any(s.startswith(PID_PREFIX) for s in fs):
+                out |= fs
+    return frozenset(s for s in out if s not in tiles)
 
 
 @dataclass
@@ -106,6 +133,7 @@ class Trace:
     # with ``%``: weaker, an index may be taken modulo anything) or "block shape" (a block pointer's shape)
     binds: list[tuple[frozenset, frozenset, int, str, str]] = field(default_factory=list)
     loop_bounds: list[tuple[str, int]] = field(default_factory=list)  # (constexpr R of ``for r in range(R)``, line)
+    loop_mults: list[tuple[str, int]] = field(default_factory=list)  # (constexpr multiplying a loop variable, line)
     pointer_uses: dict[str, str] = field(default_factory=dict)  # param -> first reason
     dot_dims: dict[str, int] = field(default_factory=dict)  # param -> line
     accesses: list[AccessRec] = field(default_factory=list)

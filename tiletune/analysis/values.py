@@ -81,6 +81,8 @@ class Val:
     params: frozenset = EMPTY  # parameters the value depends on
     tiles: frozenset = EMPTY  # constexprs whose tl.arange flows in by arithmetic
     pids: frozenset = EMPTY  # tl.program_id axes the value depends on
+    loopvars: frozenset = EMPTY  # loops (indices into Trace.loops) whose induction variable flows in
+    anchors: frozenset = EMPTY  # names a tile's offsets are positioned by, other than program ids and itself
     ptrs: frozenset = EMPTY  # parameters that flow in additively (pointer candidates)
     unit: frozenset = EMPTY  # dimensions along which the value steps by one
     varying: frozenset = EMPTY  # dimensions along which the value varies at all
@@ -284,6 +286,8 @@ def join_vals(a: Val, b: Val) -> Val:
         params=a.params | b.params,
         tiles=a.tiles | b.tiles,
         pids=a.pids | b.pids,
+        loopvars=a.loopvars | b.loopvars,
+        anchors=a.anchors | b.anchors,
         ptrs=a.ptrs | b.ptrs,
         loads=a.loads | b.loads,
         direct=a.direct | b.direct,

@@ -7,7 +7,7 @@ import libcst as cst
 from ..expr import NUM_STAGES, sym
 from ..values import NONE, UNKNOWN, Val, broadcast_shapes, shape_bytes
 from ..cst_text import node_text
-from ..trace import EMPTY, AccessRec, ScratchRec
+from ..trace import EMPTY, AccessRec, ScratchRec, offset_anchors
 
 __all__ = ["MemoryOps"]
 
@@ -111,11 +111,17 @@ class MemoryOps:
         if order_v is not None and order_v.kind == "tuple":
             order = tuple(it.literal for it in order_v.items)
         shape_v = a.get("shape")
+        offs_v = a.get("offsets")
+        offsets = list(offs_v.items) if offs_v is not None and offs_v.kind == "tuple" else []
         if block_shape is not None and shape_v is not None and shape_v.kind == "tuple" and len(shape_v.items) == len(block_shape):
-            for d, full in zip(block_shape, shape_v.items):
+            for i, (d, full) in enumerate(zip(block_shape, shape_v.items)):
                 tiles = frozenset(s for s in d.symbols() if s in self.constexprs)
                 if tiles and full.params:
-                    self.trace.binds.append((tiles, full.params, line, f"block_shape {d} within shape {full.expr if full.expr is not None else '?'}", "block shape"))
+                    how = "block shape"
+                    off = offsets[i].expr if i < len(offsets) else None
+                    if off is not None and offset_anchors(off, tiles) & (full.params | self.constexprs):
+                        how = "anchored"  # a sub-block positioned by another constexpr or by the extent
+                    self.trace.binds.append((tiles, full.params, line, f"block_shape {d} within shape {full.expr if full.expr is not None else '?'}", how))
         if ptr is not None:
             self.mark_pointer(ptr, f"tl.make_block_ptr base at line {line}")
         inputs = [v for v in a.values() if v is not None and v.kind == "value"]
