@@ -218,8 +218,11 @@ def test_tt003_bad_grids(launch):
         'add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)](x, y, out, n)',
         'grid = lambda META: (triton.cdiv(n, META["BLOCK_SIZE"]),)\nadd_kernel[grid](x, y, out, n)',
         "add_kernel[(n,)](x, y, out, n)",
+        # a def rebinding the name after an earlier tuple grid (for another launch)
+        'BLOCK_SIZE = 1024\ngrid = (triton.cdiv(n, BLOCK_SIZE),)\n'
+        'def grid(meta):\n    return (triton.cdiv(n, meta["BLOCK_SIZE"]),)\nadd_kernel[grid](x, y, out, n)',
     ],
-    ids=["lambda", "lambda-variable", "grid-without-tiling"],
+    ids=["lambda", "lambda-variable", "grid-without-tiling", "def-rebinds-grid"],
 )
 def test_tt003_good_grids(launch):
     assert "TT003" not in codes(add_module(TUNED, launch=launch))

@@ -231,6 +231,8 @@ class ModuleScan:
         key = tuple(self._scope)
         self.functions.append((key, node))
         self.defs.setdefault(key, {})[node.name.value] = node
+        # A def binds its name like an assignment: ``grid = (...)`` then ``def grid(meta)`` rebinds it.
+        self.assigns.setdefault(key, {}).setdefault(node.name.value, []).append((self._next(), node))
         self._scope.append(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
