@@ -300,3 +300,91 @@ def test_bench_method_uses_the_shared_benchmark_layer(tmp_path):
     data, _ = read_cache_file(cache_file(tmp_path, "tests.wall"))
     (entry,) = data["entries"].values()
     assert entry["method"] == "wall" and entry["config"] == {"c": 1}
+
+
+# ----------------------------------------------------------------------------- tiletune.fits and config_space_from
+
+
+def _matmul_function():
+    """A function tuned over config dicts that launches the matmul fixture with them."""
+    import fixtures
+
+    fx = fixtures.load("matmul")
+    ran: list = []
+
+    def matmul(a, b, *, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, num_warps=4, num_stages=3):
+        ran.append((BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, num_warps, num_stages))
+        m, k = a.shape
+        n = b.shape[1]
+        c = torch.empty(m, n, dtype=a.dtype)
+        grid = (triton.cdiv(m, BLOCK_SIZE_M) * triton.cdiv(n, BLOCK_SIZE_N),)
+        fx.KERNEL[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                        c.stride(1), GROUP_SIZE_M=8, BLOCK_SIZE_M=BLOCK_SIZE_M, BLOCK_SIZE_N=BLOCK_SIZE_N,
+                        BLOCK_SIZE_K=BLOCK_SIZE_K, num_warps=num_warps, num_stages=num_stages)
+        return c
+
+    return fx, matmul, ran
+
+
+def test_fits_drops_configs_the_chip_cannot_hold_and_keeps_the_rest():
+    import tiletune
+
+    fx, _, _ = _matmul_function()
+    prune = tiletune.fits(fx.KERNEL, target="h100", dtypes={"a_ptr": "fp16", "b_ptr": "fp16", "c_ptr": "fp16"})
+    small = {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "num_warps": 4, "num_stages": 3}
+    huge = {"BLOCK_SIZE_M": 256, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 256, "num_warps": 4, "num_stages": 5}
+    assert prune(small)
+    assert not prune(huge)
+    assert any("shared" in w.lower() for w in prune.why(huge))
+    # a triton.Config inside the dict is checked the same way
+    assert not prune({"config": triton.Config({k: v for k, v in huge.items() if k.startswith("BLOCK")},
+                                              num_warps=4, num_stages=5)})
+    # the dtypes default: one dtype among the call's tensors is taken for every pointer
+    guessless = tiletune.fits(fx.KERNEL, target="h100")
+    a = torch.randn(8, 8, dtype=torch.float16)
+    assert not guessless(huge, a, a)
+    assert guessless(huge, a, a.float())  # two dtypes: unknown, so the capacity checks are skipped (documented)
+
+
+def test_config_space_from_synthesis_tunes_a_function_with_the_fits_pruner():
+    import tiletune
+    from tiletune.tune import autotune, config_space_from
+
+    fx, matmul, ran = _matmul_function()
+    dtypes = {"a_ptr": "fp16", "b_ptr": "fp16", "c_ptr": "fp16"}
+    shapes = {"M": 32, "N": 32, "K": 32, "GROUP_SIZE_M": 8}
+    space = config_space_from(fx.KERNEL, shapes, dtypes, target="h100", top_k=3, fixed={"GROUP_SIZE_M": 8})
+    assert 1 <= len(space) <= 3 and all({"BLOCK_SIZE_M", "num_warps"} <= set(c) for c in space)
+    huge = {"BLOCK_SIZE_M": 256, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 256, "num_warps": 4, "num_stages": 5}
+    tuned = autotune(config_space=space + [huge], key_fn=lambda a, b: (a.shape, b.shape),
+                     prune_fn=tiletune.fits(fx.KERNEL, target="h100", dtypes=dtypes), warmup=0, rep=1)(matmul)
+    a, b = torch.randn(32, 32, dtype=torch.float16), torch.randn(32, 32, dtype=torch.float16)
+    out = tuned(a, b)
+    torch.testing.assert_close(out.float(), a.float() @ b.float(), atol=2e-2, rtol=1e-2)
+    assert (256, 256, 256, 4, 5) not in ran  # pruned before it ever ran
+
+
+@pytest.mark.slow
+def test_every_config_fits_keeps_compiles_for_sm90():
+    import itertools
+
+    import fixtures
+    import tiletune
+    from tiletune.runtime.offline_compile import CompileJob, compile_in_subprocess
+    from tests.fixture_problems import kernel_spec, synthesis_inputs
+
+    fx = fixtures.load("matmul")
+    shape = {"M": 512, "N": 4096, "K": 11008}
+    kname, spec = kernel_spec(fx)
+    args, shapes, dtypes, _ = synthesis_inputs(fx, spec, shape)
+    prune = tiletune.fits(fx.KERNEL, target="h100", shapes=shapes, dtypes=dtypes)
+    grid = [{"BLOCK_SIZE_M": m, "BLOCK_SIZE_N": n, "BLOCK_SIZE_K": k, "num_warps": w, "num_stages": s}
+            for m, n, k, w, s in itertools.product((64, 256), (128, 256), (64, 128), (4, 8), (3, 5))]
+    kept = [c for c in grid if prune(c)]
+    assert 0 < len(kept) < len(grid)
+    jobs = [CompileJob(file=fx.__file__, kernel=kname, args=args,
+                       constexprs={k: v for k, v in c.items() if k.startswith("BLOCK")},
+                       num_warps=c["num_warps"], num_stages=c["num_stages"]) for c in kept]
+    results = compile_in_subprocess(jobs)
+    bad = [(c, r.error and r.error[-200:]) for c, r in zip(kept, results) if not r.ok]
+    assert not bad, f"{len(bad)} of {len(kept)} kept configs do not compile for sm_90: {bad[:3]}"

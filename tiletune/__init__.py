@@ -7,6 +7,10 @@ winner; ``import tiletune.patch`` makes plain ``@triton.autotune`` do the same.
 ``contextual_autotune`` tunes the kernels a function launches in the context
 of the whole function (``tiletune.runtime.contextual``).
 
+``fits(kernel)`` is a ready ``prune_fn`` for the function tuner
+(``tiletune.tune.autotune``) and ``config_space_from(kernel, shapes, dtypes)``
+builds its config space from synthesis (``tiletune.runtime.fits``).
+
 ``autotune``, ``Autotuner``, ``contextual_autotune`` and ``Config``
 (``triton.Config``) are loaded on first use, so ``import tiletune`` (and the analysis, lint and CLI modules)
 does not import Triton.
@@ -16,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "autotune", "Autotuner", "contextual_autotune", "Config"]
+__all__ = ["__version__", "autotune", "Autotuner", "contextual_autotune", "Config", "fits", "config_space_from"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from triton import Config
@@ -33,6 +37,10 @@ def __getattr__(name: str) -> Any:
         from tiletune.runtime.contextual import contextual_autotune
 
         return contextual_autotune
+    if name in ("fits", "config_space_from"):
+        from tiletune.runtime import fits
+
+        return getattr(fits, name)
     if name == "Config":
         from triton import Config
 

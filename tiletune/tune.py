@@ -33,10 +33,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
+from tiletune.runtime.fits import config_space_from, fits
 from tiletune.runtime.function_tuner import FunctionTuner
 from tiletune.runtime.keys import config_label, config_material, to_hashable, to_key_material
 
-__all__ = ["autotune", "to_hashable", "to_key_material", "config_material",
+__all__ = ["autotune", "fits", "config_space_from", "to_hashable", "to_key_material", "config_material",
            "config_label"]
 
 
