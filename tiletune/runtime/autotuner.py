@@ -283,6 +283,7 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
         self.search = search
         self.search_breadth = 1.0
         self._synthesis: Any = None
+        self.search_facts: Dict[str, Any] = {}  # what the last tuning's search did (first batch, descent)
         # distributed: the group is resolved at tuning time (it may be initialised after decoration)
         self.pg = pg
         self.shard = bool(shard)

@@ -363,6 +363,7 @@ class MeasureStage:
         report.note(f"search {policy.name}: {facts['first_batch']} of {len(configs)} ranked candidate(s) measured "
                     f"first, {facts.get('descent_measured', 0)} more by the descent "
                     f"({facts.get('descent_stopped', 'no descent')})")
+        self.search_facts = facts
         extra: Dict[str, Any] = {"search_facts": facts}
         if trial.active:
             world_size, rank = trial.world
