@@ -452,7 +452,7 @@ def test_module_constants_reach_the_body():
 
 
 def test_body_exception_becomes_note(monkeypatch):
-    def boom(func, spec, *rest):
+    def boom(func, spec, *rest, **options):
         if spec.name == "bad":
             raise ValueError("cannot follow this")
         spec.static_asserts.append("ok")

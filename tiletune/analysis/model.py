@@ -28,7 +28,7 @@ import networkx as nx
 
 from .expr import Expr
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 1
 
 #: Bytes per element of each concrete dtype name.
 DTYPE_BYTES: dict[str, int] = {
