@@ -216,6 +216,27 @@ def _softmax(n_cols: int) -> dict:
     return {"BLOCK_SIZE": block}
 
 
+def _rms_tile(n_cols: int, ub: int) -> tuple[int, int, bool]:
+    """ops/rms_norm.py _fused_tile (l.564) for the forward pass, with _safe_column_block (l.536),
+    _safe_fused_rows_per_block (l.549) and the constants of l.29-33."""
+    mem = 4.0 if n_cols >= 2048 else 5.0
+    col = min(next_pow2(n_cols), max(128, liger_strategy(ub, 0.85, 4, mem, (n_cols,))))
+    if col < n_cols:
+        return max(128, liger_strategy(ub, 0.85, 4, 8.0, (n_cols,))), 1, False
+    return col, max(1, liger_strategy(ub, 0.85, 4, 4.0, (8, col), 0)), True
+
+
+def _rms(kind: str):
+    """ops/rms_norm.py rms_norm_forward (l.607): which kernel runs and with which blocks (None: not this one)."""
+    def choice(s: dict, ub: int) -> Optional[dict]:
+        col, rows, fused = _rms_tile(s["n_cols"], ub)
+        launched = "tiled" if not fused else ("row" if rows <= 1 else "fused_2d")
+        if launched != kind:
+            return None
+        return {"BLOCK_SIZE": col, "ROWS_PER_BLOCK": rows} if kind == "fused_2d" else {"BLOCK_SIZE": col}
+    return choice
+
+
 LIGER_DIR = "liger_kernel/ops/backends/_ascend/ops"
 #: (file, kernel, key (TA), shapes list, pointer dtypes, launch choice(shapes, ub) -> kwargs, when(shapes))
 LIGER = [
@@ -255,6 +276,15 @@ LIGER = [
     ("dyt.py", "_dyt_fwd_kernel", ["N"],
      [{"M": 4096, "N": 4096}, {"M": 8192, "N": 8192}, {"M": 2048, "N": 1000}],
      "bf16", lambda s, ub: {"BLOCK_N": liger_strategy(ub, 0.9, 4, 4.0, (s["N"],))}),
+    ("rms_norm.py", "_rms_norm_forward_row", ["n_cols"],
+     [{"n_rows": 4096, "n_cols": 5120}, {"n_rows": 8192, "n_cols": 8192}],
+     "bf16", _rms("row")),
+    ("rms_norm.py", "_rms_norm_forward_fused_2d", ["n_rows", "n_cols"],
+     [{"n_rows": 4096, "n_cols": 1000}, {"n_rows": 8192, "n_cols": 2048}, {"n_rows": 4096, "n_cols": 4096}],
+     "bf16", _rms("fused_2d")),
+    ("rms_norm.py", "_rms_norm_forward_tiled", ["n_cols"],
+     [{"n_rows": 2048, "n_cols": 16384}, {"n_rows": 1024, "n_cols": 32768}],
+     "bf16", _rms("tiled")),
     ("dyt.py", "_dyt_bwd_kernel", ["N"],
      [{"M": 4096, "N": 4096}, {"M": 2048, "N": 1000}],
      "bf16", lambda s, ub: {"BLOCK_N": liger_strategy(ub, 0.9, 4, 8.0, (s["N"],))}),
@@ -382,7 +412,7 @@ def liger_rows(mods, target) -> list[dict]:
         for shapes in shape_list:
             picked = choice(shapes, t.ub_bytes)
             params = {p.name for p in spec.tiling_params}
-            picked = {k: v for k, v in picked.items() if k in params}
+            picked = None if picked is None else {k: v for k, v in picked.items() if k in params}
             fixed = {}
             rows.append(run_kernel(mods, target, f"liger/{fname}:{kernel}", str(path), kernel, spec, key,
                                    shapes, dtypes, dtype, picked, fixed))
