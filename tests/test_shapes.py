@@ -617,3 +617,78 @@ def test_module_constant_flag_and_shadowing():
         "    DEBUG2 = tl.load(x_ptr)\n    if DEBUG2:\n        tl.store(x_ptr + o, o)\n"
     k = analyze_source(src, "k.py").kernels[0]
     assert [a.pointer for a in k.accesses] == ["x_ptr", "x_ptr"]
+
+
+# ----- tensor descriptors -----------------------------------------------------------
+DESC_KERNEL = '''
+@triton.jit
+def k(a_desc, b_desc, c_desc, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = a_desc.load([pid_m * BLOCK_M, k])
+        b = tl.load_tensor_descriptor(b_desc, [k, pid_n * BLOCK_N])
+        acc = tl.dot(a, b, acc)
+    tl.store_tensor_descriptor(c_desc, [pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(tl.float16))
+'''
+
+
+def test_host_descriptor_block_shape_from_the_kernels_pre_hook():
+    hooks = '''
+def _hook(nargs):
+    BM = nargs["BLOCK_M"]
+    nargs["a_desc"].block_shape = [BM, nargs["BLOCK_K"]]
+    nargs["b_desc"].block_shape = [nargs["BLOCK_K"], nargs["BLOCK_N"]]
+
+
+def _other_hook(nargs):
+    nargs["a_desc"].block_shape = [nargs["BLOCK_N"], 16]
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32}, pre_hook=_hook)], key=["K"])'''
+    spec = analyze_source(HEADER + hooks + DESC_KERNEL, "k.py").kernel("k")
+    assert spec.complete, spec.incomplete
+    shapes = {a.pointer: [str(d) for d in a.shape] for a in spec.accesses}
+    assert shapes == {"a_desc": ["BLOCK_M", "BLOCK_K"], "b_desc": ["BLOCK_K", "BLOCK_N"], "c_desc": ["BLOCK_M", "BLOCK_N"]}
+    assert all(a.block_ptr for a in spec.accesses)
+    (dot,) = spec.dots
+    assert (str(dot.m), str(dot.n), str(dot.k)) == ("BLOCK_M", "BLOCK_N", "BLOCK_K")
+    assert {p.name for p in spec.params if p.is_pointer} == {"a_desc", "b_desc", "c_desc"}
+
+
+def test_host_descriptor_built_at_the_launch_site_and_unknown():
+    host = '''
+def run(a, b, c, BLOCK_M, BLOCK_N, BLOCK_K):
+    a_desc = TensorDescriptor.from_tensor(a, block_shape=[BLOCK_M, BLOCK_K])
+    b_desc = TensorDescriptor(b, b.shape, b.stride(), block_shape=[BLOCK_K, BLOCK_N])
+    c_desc = TensorDescriptor.from_tensor(c, [BLOCK_M, BLOCK_N])
+    k[(1,)](a_desc, b_desc, c_desc, a.shape[1], BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K)
+'''
+    spec = analyze_source(HEADER + DESC_KERNEL + host, "k.py").kernel("k")
+    assert spec.complete, spec.incomplete
+    assert [str(d) for d in spec.accesses[1].shape] == ["BLOCK_K", "BLOCK_N"]
+    assert [str(d) for d in spec.accesses[2].shape] == ["BLOCK_M", "BLOCK_N"]  # the stored value's shape
+    bare = analyze_source(HEADER + DESC_KERNEL, "k.py").kernel("k")
+    assert not bare.complete
+    assert any("a_desc.load: tensor descriptor built on the host, block shape unknown" in r for r in bare.incomplete)
+
+
+def test_dot_scaled_extents_and_fp4_packing():
+    spec = kernel(
+        """
+        offs_m = tl.arange(0, BM)
+        offs_n = tl.arange(0, BN)
+        offs_kh = tl.arange(0, BK // 2)
+        a = tl.load(x_ptr + offs_m[:, None] * BK + offs_kh[None, :])
+        b = tl.load(y_ptr + offs_kh[:, None] * BN + offs_n[None, :])
+        sa = tl.load(x_ptr + offs_m[:, None] * 4 + tl.arange(0, 4)[None, :])
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        acc = tl.dot_scaled(a, sa, "e2m1", b, None, "e2m1", acc)
+        tl.store(x_ptr + offs_m[:, None] * BN + offs_n[None, :], acc)
+        """,
+        params="x_ptr, y_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr",
+    )
+    (dot,) = spec.dots
+    assert (str(dot.m), str(dot.n)) == ("BM", "BN") and dot.k.evaluate({"BK": 64}) == 64
+    assert spec.complete, spec.incomplete

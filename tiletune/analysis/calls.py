@@ -68,10 +68,8 @@ class CallOps:
         if recv.kind == "desc":
             return self.descriptor_op(recv, name, pos, kws, node)
         if name in ("load", "store") and recv.kind == "value" and recv.shape == () and recv.node is not None and recv.node.startswith("param:"):
-            # a host-side tensor descriptor passed as an argument: block shape not in the source
-            self.gap(node, "unknown access shape", f"{recv.node[6:]}.{name}: tensor descriptor built on the host, block shape unknown")
-            desc = Val(kind="desc", shape=None, block_shape=None, base=recv.node[6:], node=recv.node)
-            return self.descriptor_op(desc, name, pos, kws, node)
+            # a host-side tensor descriptor passed as an argument
+            return self.descriptor_op(self.host_descriptor(recv, name, pos, kws, node), name, pos, kws, node)
         if recv.kind not in ("value",):
             if recv.kind == "tuple" and name in ("index", "count"):
                 return Val(shape=(), weak=True)

@@ -117,9 +117,12 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
         self._return: Optional[list[Val]] = None
         self._note_set: set[str] = set()
         self._gap_set: set[tuple[str, str]] = set()
+        self.func: Optional[cst.FunctionDef] = None  # the kernel being interpreted
+        self._pre_hooks: Optional[set] = None
 
     def run(self, func: cst.FunctionDef) -> Trace:
         """Interpret ``func``'s body and return the trace."""
+        self.func = func
         for p in self.spec.params:
             node_id = f"param:{p.name}"
             self.graph.add_node(node_id, kind="param", label=p.name, shape=[], dtype=None, line=p.span.line)

@@ -14,7 +14,16 @@ __all__ = ["DotOps"]
 class DotOps:
     """Mixin of :class:`~tiletune.analysis.shapes.Interpreter`: ``tl.dot``: operand extents, result dtype, accumulators."""
 
-    def op_dot(self, a: dict, pos, kws, node: cst.Call) -> Val:
+    def op_dot_scaled(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        """``tl.dot_scaled``: a dot of microscaled operands; an ``e2m1`` (fp4) operand packs two
+        values per byte along K, so its tile is half as long as the product's K."""
+        fmt = a.get("lhs_format")
+        pack = a.get("lhs_k_pack")
+        packed = fmt is not None and fmt.literal == "e2m1" and not (pack is not None and pack.literal is False)
+        return self.op_dot({"input": a.get("lhs", UNKNOWN), "other": a.get("rhs", UNKNOWN), "acc": a.get("acc"),
+                            "out_dtype": a.get("out_dtype")}, pos, kws, node, k_factor=2 if packed else 1)
+
+    def op_dot(self, a: dict, pos, kws, node: cst.Call, k_factor: int = 1) -> Val:
         x, y = a.get("input", UNKNOWN), a.get("other", UNKNOWN)
         acc = a.get("acc")
         if acc is not None and acc.kind == "none":
@@ -22,7 +31,7 @@ class DotOps:
         m = n = k = None
         shape = None
         if x.shape and y.shape and len(x.shape) >= 2 and len(y.shape) >= 2:
-            m, k, n = x.shape[-2], x.shape[-1], y.shape[-1]
+            m, k, n = x.shape[-2], x.shape[-1] * k_factor, y.shape[-1]
             shape = tuple(x.shape[:-1]) + (n,)
         else:
             self.gap(node, "unknown dot extent", f"operand shapes of {node_text(node)} unknown")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
-from ..expr import NUM_STAGES, sym
+from ..expr import NUM_STAGES, const, sym
 from ..values import NONE, UNKNOWN, Val, broadcast_shapes, shape_bytes
 from ..cst_text import node_text
+from ..hostdesc import hook_block_shapes, pre_hook_names
 from ..trace import EMPTY, AccessRec, ScratchRec, offset_anchors
 
 __all__ = ["MemoryOps"]
@@ -133,6 +136,49 @@ class MemoryOps:
     def op_make_tensor_descriptor(self, a: dict, pos, kws, node: cst.Call) -> Val:
         v = self.op_make_block_ptr(a, pos, kws, node)
         return v.with_(kind="desc", order=None)
+
+    def host_descriptor(self, param: Val, name: str, pos: list[Val], kws: dict, node: cst.Call) -> Val:
+        """The descriptor a parameter holds (a host ``TensorDescriptor``): its block shape from the
+        module's config pre-hooks (``nargs["desc"].block_shape = [BLOCK_M, ...]``, see :mod:`..hostdesc`),
+        else, for a store, the stored value's shape; else a gap."""
+        pname = param.node[6:]
+        hooks = hook_block_shapes(self.positions)
+        mine = self.pre_hooks & set(hooks) or set(hooks) - {""}  # the kernel's own pre-hooks when it names any
+        shapes: list = []
+        for h in sorted(mine):
+            shapes.extend(s for s in hooks[h].get(pname, []) if s not in shapes)
+        if not shapes:  # built at a launch site, in a variable named like the parameter
+            shapes = list(hooks.get("", {}).get(pname, []))
+        block: Optional[tuple] = None
+        if len(shapes) == 1 and all(isinstance(d, int) or d in self.constexprs for d in shapes[0]):
+            block = tuple(const(d) if isinstance(d, int) else sym(d) for d in shapes[0])
+            self._shape_evidence(block, f"{pname}.block_shape (config pre-hook)", self.line(node))
+        elif name == "store":
+            value = pos[2] if len(pos) > 2 else kws.get("value", UNKNOWN)
+            if value.kind == "value" and value.shape:
+                block = value.shape  # a descriptor stores blocks of exactly the value's shape
+        if block is None:
+            why = "set in several pre-hooks" if len(shapes) > 1 else "not set by a config pre-hook the analysis reads"
+            self.gap(node, "unknown access shape", f"{pname}.{name}: tensor descriptor built on the host, block shape unknown ({why})")
+        self.mark_pointer(pname, f"tensor descriptor {name} at line {self.line(node)}")
+        return Val(kind="desc", shape=None, block_shape=block, base=pname, node=param.node)
+
+    @property
+    def pre_hooks(self) -> set:
+        """Names of the config pre-hooks the kernel's decorators pass."""
+        if self._pre_hooks is None:
+            self._pre_hooks = pre_hook_names(self.func) if self.func is not None else set()
+        return self._pre_hooks
+
+    def op_descriptor_call(self, name: str, pos: list[Val], kws: dict, node: cst.Call) -> Val:
+        """``tl.load_tensor_descriptor(desc, offsets)`` / ``tl.store_tensor_descriptor(desc, offsets, value)``."""
+        desc = pos[0] if pos else kws.get("desc", UNKNOWN)
+        if desc.kind == "value" and desc.shape == () and desc.node is not None and desc.node.startswith("param:"):
+            desc = self.host_descriptor(desc, name, pos, kws, node)
+        if desc.kind != "desc":
+            self.gap(node, "unknown access shape", f"{node_text(node)}: descriptor not traced to tl.make_tensor_descriptor or a parameter")
+            desc = Val(kind="desc", shape=None, block_shape=None)
+        return self.descriptor_op(desc, name, pos, kws, node)
 
     def descriptor_op(self, desc: Val, name: str, pos: list[Val], kws: dict, node: cst.Call) -> Val:
         if name == "load":

@@ -14,6 +14,8 @@ SIGS: dict[str, tuple[str, ...]] = {
     "store": ("pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy"),
     "atomic_cas": ("pointer", "cmp", "val", "sem", "scope"),
     "dot": ("input", "other", "acc", "input_precision", "allow_tf32", "max_num_imprecise_acc", "out_dtype"),
+    "dot_scaled": ("lhs", "lhs_scale", "lhs_format", "rhs", "rhs_scale", "rhs_format", "acc", "fast_math",
+                   "lhs_k_pack", "rhs_k_pack", "out_dtype"),
     "sum": ("input", "axis", "keep_dims", "dtype"),
     "max": ("input", "axis", "return_indices", "return_indices_tie_break_left", "keep_dims"),
     "min": ("input", "axis", "return_indices", "return_indices_tie_break_left", "keep_dims"),
