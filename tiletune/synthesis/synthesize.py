@@ -209,8 +209,7 @@ def check_config(
     consts = {k: v for k, v in kwargs.items() if k not in tiling and isinstance(v, (int, bool))}
     if t.is_ascend and MULTIBUFFER in kwargs:
         consts[MULTIBUFFER] = int(bool(kwargs[MULTIBUFFER]))
-    space = build_space(spec, shapes or {}, dtypes or {}, t, None, consts, partial=True)
-    model = build_model(space, strict=False)
+    space, model = _check_model(spec, shapes or {}, dtypes or {}, t, consts)
     env: dict[str, Any] = dict(space.env)
     for name, p in tiling.items():
         if name in kwargs:
@@ -246,6 +245,25 @@ def check_config(
         if not bool(np.all(ok)):
             out.append(_violation_text(c, env, t))
     return out
+
+
+_CHECK_MODELS: dict[tuple, tuple] = {}
+
+
+def _check_model(spec: KernelSpec, shapes: Mapping[str, int], dtypes: Mapping[str, str], t: Target, consts: dict) -> tuple:
+    """(space, model) for :func:`check_config`, built once per kernel and set of
+    non-tiling values: a kernel's hand-written configs (the lint checks dozens
+    per kernel) differ only in the values the model is evaluated at."""
+    key = (id(spec), t, tuple(sorted(shapes.items())), tuple(sorted(dtypes.items())), tuple(sorted(consts.items())))
+    hit = _CHECK_MODELS.get(key)
+    if hit is not None and hit[0] is spec:  # the id of a collected spec may be reused
+        return hit[1], hit[2]
+    space = build_space(spec, shapes, dtypes, t, None, consts, partial=True)
+    model = build_model(space, strict=False)
+    if len(_CHECK_MODELS) >= 64:
+        _CHECK_MODELS.pop(next(iter(_CHECK_MODELS)))
+    _CHECK_MODELS[key] = (spec, space, model)
+    return space, model
 
 
 def _violation_text(c, env: Mapping[str, Any], t: Target) -> str:
