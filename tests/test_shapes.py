@@ -692,3 +692,35 @@ def test_dot_scaled_extents_and_fp4_packing():
     (dot,) = spec.dots
     assert (str(dot.m), str(dot.n)) == ("BM", "BN") and dot.k.evaluate({"BK": 64}) == 64
     assert spec.complete, spec.incomplete
+
+
+def test_next_power_of_2_extent():
+    spec = kernel(
+        """
+        offs = tl.arange(0, triton.next_power_of_2(D))
+        x = tl.load(x_ptr + offs, mask=offs < D)
+        tl.store(y_ptr + offs, x, mask=offs < D)
+        w = tl.zeros((triton.next_power_of_2(12), BLOCK), dtype=tl.float32)
+        tl.store(y_ptr + tl.arange(0, 16)[:, None] * BLOCK + tl.arange(0, BLOCK)[None, :], w)
+        """,
+        params="x_ptr, y_ptr, D: tl.constexpr, BLOCK: tl.constexpr",
+    )
+    assert spec.complete, spec.incomplete
+    assert str(spec.accesses[0].shape[0]) == "next_power_of_2(D)"
+    assert spec.accesses[0].shape[0].evaluate({"D": 100}) == 128
+    assert [str(d) for d in spec.accesses[2].shape] == ["16", "BLOCK"]
+    d = spec.param("D")
+    assert d.tiling and not d.power_of_two  # sizes a tile, may be any integer
+
+
+def test_next_pow2_expression_round_trip_and_z3():
+    import z3
+
+    from tiletune.analysis.expr import next_pow2, sym
+
+    e = next_pow2(sym("N")) * 2
+    assert parse_expr(str(e)) == e and e.substitute({"N": 33}).value == 128 and next_pow2(1).value == 1
+    n = z3.Int("N")
+    solver = z3.Solver()
+    solver.add(n == 1000, e.to_z3({"N": n}) != 2048)
+    assert solver.check() == z3.unsat

@@ -28,6 +28,7 @@ __all__ = [
     "cdiv",
     "emax",
     "emin",
+    "next_pow2",
     "product",
     "total",
     "as_expr",
@@ -54,7 +55,8 @@ class Expr:
 
     ``op`` is one of ``const`` (``args == (value,)``), ``sym`` (``args ==
     (name,)``), ``add``/``mul``/``max``/``min`` (n-ary), ``sub``,
-    ``floordiv`` and ``cdiv`` (binary).  Build expressions with :func:`const`,
+    ``floordiv`` and ``cdiv`` (binary), ``npow2`` (unary: the smallest power
+    of two >= its argument, ``triton.next_power_of_2``).  Build expressions with :func:`const`,
     :func:`sym`, the arithmetic operators and :func:`cdiv`/:func:`emax`; they
     fold constants as they go.
     """
@@ -126,6 +128,8 @@ class Expr:
                 raise KeyError(name)
             return int(env[name])
         vals = [a.evaluate(env) for a in args]
+        if op == "npow2":
+            return _npow2_int(vals[0])
         if op == "add":
             return sum(vals)
         if op == "mul":
@@ -153,6 +157,8 @@ class Expr:
         if self.op == "const":
             return self
         parts = [a.substitute(env) for a in self.args]
+        if self.op == "npow2":
+            return next_pow2(parts[0])
         if self.op in _COMMUTATIVE:
             return _nary(self.op, parts)
         return _binary(self.op, parts[0], parts[1])
@@ -214,6 +220,20 @@ def emax(*xs: ExprLike) -> Expr:
 def emin(*xs: ExprLike) -> Expr:
     """Minimum of the arguments."""
     return _nary("min", [as_expr(x) for x in xs])
+
+
+def next_pow2(x: ExprLike) -> Expr:
+    """The smallest power of two >= ``x`` (``triton.next_power_of_2``; 1 for ``x <= 1``)."""
+    x = as_expr(x)
+    if x.is_const:
+        return const(_npow2_int(x.value))
+    if x.op == "npow2":
+        return x
+    return Expr("npow2", (x,))
+
+
+def _npow2_int(v: int) -> int:
+    return 1 if v <= 1 else 1 << (v - 1).bit_length()
 
 
 def product(xs: Iterable[ExprLike]) -> Expr:
@@ -306,6 +326,8 @@ def _format(e: Expr, parent_prec: int) -> str:
         return e.args[0]
     if op in ("max", "min", "cdiv"):
         return f"{op}({', '.join(_format(a, 0) for a in e.args)})"
+    if op == "npow2":
+        return f"next_power_of_2({_format(e.args[0], 0)})"
     prec = _PREC[op]
     if op == "add":
         text = _format(e.args[0], prec)
@@ -331,7 +353,7 @@ def parse_expr(text: str) -> Expr:
     """Parse the text form of an expression (as printed by ``str(expr)``).
 
     Accepts integers, identifiers, ``+ - * //``, unary minus, parentheses and
-    the calls ``cdiv``, ``max`` and ``min``.  Anything else raises
+    the calls ``cdiv``, ``max``, ``min`` and ``next_power_of_2``.  Anything else raises
     :class:`ExprParseError`.  The text is parsed with :mod:`ast`, never run.
     """
     try:
@@ -361,10 +383,12 @@ def _from_ast(node: ast.AST, text: str) -> Expr:
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
-        and node.func.id in ("cdiv", "max", "min")
+        and node.func.id in ("cdiv", "max", "min", "next_power_of_2")
         and not node.keywords
     ):
         args = [_from_ast(a, text) for a in node.args]
+        if node.func.id == "next_power_of_2" and len(args) == 1:
+            return next_pow2(args[0])
         if node.func.id == "cdiv" and len(args) == 2:
             return cdiv(*args)
         if node.func.id == "max" and args:
@@ -389,6 +413,12 @@ def term_to_z3(t: Any, env: Mapping[str, Any]):
         v = env[args[0]]
         return z3.IntVal(v) if isinstance(v, int) else v
     terms = [term_to_z3(a, env) for a in args]
+    if op == "npow2":  # powers of two up to 2**40, smallest first
+        x = terms[0]
+        out = z3.IntVal(1 << 40)
+        for e in range(39, -1, -1):
+            out = z3.If(x <= (1 << e), z3.IntVal(1 << e), out)
+        return out
     if op == "add":
         return z3.Sum(terms) if len(terms) > 1 else terms[0]
     if op == "mul":

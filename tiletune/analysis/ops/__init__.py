@@ -38,6 +38,7 @@ HANDLERS: dict[str, Callable] = {
     "program_id": _h("op_program_id"),
     "num_programs": _h("op_num_programs"),
     "cdiv": _h("op_cdiv"),
+    "next_power_of_2": _h("op_next_pow2"),
     "make_block_ptr": _h("op_make_block_ptr"),
     "make_tensor_descriptor": _h("op_make_tensor_descriptor"),
     "_experimental_make_tensor_descriptor": _h("op_make_tensor_descriptor"),

@@ -6,12 +6,28 @@ from typing import Optional
 
 import libcst as cst
 
-from ..expr import Expr, cdiv, sym
+from ..expr import Expr, cdiv, next_pow2, sym
 from ..values import UNKNOWN, Val, broadcast_shapes
 from ..cst_text import dotted_name, node_text
-from ..trace import PID_PREFIX
+from ..trace import EMPTY, PID_PREFIX
 
 __all__ = ["CreationOps"]
+
+
+def _under_npow2(e: Expr) -> set:
+    """Symbols that ``e`` mentions only inside ``next_power_of_2(...)``."""
+    inside: set = set()
+    outside: set = set()
+
+    def walk(x: Expr, under: bool) -> None:
+        if x.op == "sym":
+            (inside if under else outside).add(x.args[0])
+        elif x.op != "const":
+            for arg in x.args:
+                walk(arg, under or x.op == "npow2")
+
+    walk(e, False)
+    return inside - outside
 
 
 class CreationOps:
@@ -50,9 +66,11 @@ class CreationOps:
         end = a.get("end", UNKNOWN)
         line = self.line(node)
         cparams = set(self.constexpr_syms(end)) | set(self.constexpr_syms(start))
+        rounded = set().union(*(_under_npow2(v.expr) for v in (start, end) if v.expr is not None))
         for p in sorted(cparams):
             self.tile_use(p, f"tl.arange extent at line {line}")
-            self.trace.pow2.add(p)
+            if p not in rounded:  # next_power_of_2(N) is a power of two whatever N is
+                self.trace.pow2.add(p)
         if start.expr is None or end.expr is None:
             self.gap(node, "unknown access shape", f"tl.arange bounds in {node_text(node)} not understood")
             shape = None
@@ -105,6 +123,16 @@ class CreationOps:
         expr = cdiv(x.expr, d.expr) if x.expr is not None and d.expr is not None else None
         shape = broadcast_shapes([x.shape, d.shape]) if x.kind == d.kind == "value" else None
         return Val(shape=shape, expr=expr, dtype=x.dtype or "int32", weak=x.weak and d.weak, params=x.params | d.params, pids=x.pids | d.pids, tiles=x.tiles)
+
+    def op_next_pow2(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        """``triton.next_power_of_2(n)`` (a compile-time value inside a kernel)."""
+        x = a.get("n", UNKNOWN)
+        lit = x.literal if isinstance(x.literal, int) and not isinstance(x.literal, bool) else None
+        return x.with_(
+            expr=next_pow2(x.expr) if x.expr is not None else None,
+            literal=next_pow2(lit).value if lit is not None else None,
+            ptrs=EMPTY, unit=EMPTY, node=None,
+        ) if x.kind == "value" and x.shape == () else UNKNOWN
 
     def op_random(self, a: dict, pos, kws, node: cst.Call) -> Val:
         off = a.get("offset", UNKNOWN)

@@ -47,6 +47,7 @@ SIGS: dict[str, tuple[str, ...]] = {
     "program_id": ("axis",),
     "num_programs": ("axis",),
     "cdiv": ("x", "div"),
+    "next_power_of_2": ("n",),
     "cast": ("input", "dtype", "fp_downcast_rounding", "bitcast"),
     "to": ("input", "dtype", "fp_downcast_rounding", "bitcast"),
     "multiple_of": ("input", "values"),
