@@ -1,14 +1,14 @@
 """tiletune.contextual_autotune: kernels tuned in the context of the function that launches them.
 
 Kernels run under TRITON_INTERPRET=1 (conftest.py).  Timings that decide a
-winner come from sleeps in Config.pre_hook (run by every launch, in context
-too), so the expected winners do not depend on the machine.
+winner come from virtual time that Config.pre_hooks add (run by every launch,
+in context too) to the measuring clock (``tiletune.runtime.bench.VirtualClock``),
+so the expected winners do not depend on the machine or how busy it is.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,7 @@ import fixtures
 import tiletune
 from tiletune.errors import TuningError
 from tiletune.runtime.autotuner import LAUNCH_CONTEXT
+from tiletune.runtime.bench import VirtualClock, set_clock
 from tiletune.runtime.tuning_log import read_tuning_log
 
 from tests.dist_workers.launch import run_ranks
@@ -37,13 +38,18 @@ def _isolated(tmp_path, monkeypatch):
     monkeypatch.delenv("TILETUNE_ALWAYS_TUNE", raising=False)
     monkeypatch.delenv("TRITON_BENCH_METHOD", raising=False)
     monkeypatch.chdir(tmp_path)  # ./.autotune_logs goes here
+    previous = set_clock(CLOCK)
     yield
+    set_clock(previous)
     assert TritonAutotuner.run is TRITON_RUN  # the wrapper never outlives a tuning
     assert LAUNCH_CONTEXT.get() is None
 
 
+CLOCK = VirtualClock()  # the measuring clock during every test here
+
+
 class Recorder:
-    """Config.pre_hooks that record which config each launch used, sleep a given time, or raise."""
+    """Config.pre_hooks that record which config each launch used, take a given (virtual) time, or raise."""
 
     def __init__(self, sleeps=None, fail=()):
         self.sleeps = sleeps or {}  # (tag, value) -> ms
@@ -55,7 +61,7 @@ class Recorder:
             self.seen.append((tag, value))
             if value in self.fail:
                 raise RuntimeError(f"config {value} cannot run")
-            time.sleep(self.sleeps.get((tag, value), 0) / 1e3)
+            CLOCK.advance(self.sleeps.get((tag, value), 0))
 
         return pre_hook
 

@@ -54,8 +54,9 @@ def test_explicit_configs_ranks_with_different_timings_agree(tmp_path):
             {"sleep_ms": sleeps, "cache_dir": str(tmp_path / "wall")},  # wall clock + interleaved re-timing
             # no pg=, but TILETUNE_DIST=1: the default group (rank-dependent do_bench)
             {"bench_ms": bench, "no_pg": True, "env": {"TILETUNE_DIST": "1"}, "cache_dir": str(tmp_path / "env")},
-            # without a group each rank keeps its own favourite
-            {"bench_ms": bench, "no_pg": True, "cache_dir": str(tmp_path / "alone")},
+            # without a group each rank keeps its own favourite (own cache directories: sharing one would
+            # let the rank that finishes first hand its winner to the other through the cache)
+            {"bench_ms": bench, "no_pg": True, "cache_dirs": [str(tmp_path / "alone0"), str(tmp_path / "alone1")]},
         ],
     }
     wall, env, alone = run(tmp_path, opts)

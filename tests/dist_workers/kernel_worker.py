@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -27,7 +26,13 @@ import triton.language as tl  # noqa: E402
 
 import tiletune  # noqa: E402
 from tiletune.errors import TuningError  # noqa: E402
+from tiletune.runtime.bench import VirtualClock, set_clock  # noqa: E402
 from tiletune.runtime.tuning_log import read_tuning_log  # noqa: E402
+
+# Timing-driven steps are deterministic: measurements read a virtual clock that the hooks advance by
+# their step's "sleep_ms" (instead of sleeping), so a busy machine cannot change a winner.
+CLOCK = VirtualClock()
+set_clock(CLOCK)
 
 RANK = int(sys.argv[2])
 OPTS = json.loads(sys.argv[6]) if len(sys.argv) > 6 else {}
@@ -72,7 +77,7 @@ class Probe:
         self.launches.append(block)
         sleeps = self._mine("sleep_ms")
         if sleeps:
-            time.sleep(sleeps.get(str(block), 0) / 1e3)
+            CLOCK.advance(sleeps.get(str(block), 0))
 
     def do_bench(self, fn, quantiles=None):
         fn()
@@ -191,7 +196,7 @@ def scenario_contextual(pg):
     """Two tiletune kernels and one triton.autotune kernel in one function, tuned with is_dist=True.
 
     The vector add's configs carry a Config.pre_hook (run by every launch,
-    in context too) that sleeps ``OPTS["sleep_ms"][rank][BLOCK_SIZE]`` ms,
+    in context too) that takes ``OPTS["sleep_ms"][rank][BLOCK_SIZE]`` ms on the virtual clock,
     so each rank alone would pick a different config.
     """
     import fixtures
@@ -202,7 +207,7 @@ def scenario_contextual(pg):
 
     def sleeper(block):
         def hook(nargs):
-            time.sleep(sleeps.get(str(block), 0) / 1e3)
+            CLOCK.advance(sleeps.get(str(block), 0))
         return hook
 
     add = tiletune.autotune(configs=[triton.Config({"BLOCK_SIZE": b}, pre_hook=sleeper(b)) for b in (32, 64, 128)],

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,7 +21,11 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
 from tiletune.runtime import distributed as dd  # noqa: E402
+from tiletune.runtime.bench import VirtualClock, set_clock  # noqa: E402
 from tiletune.tune import autotune  # noqa: E402
+
+CLOCK = VirtualClock()
+set_clock(CLOCK)
 
 RANK = int(sys.argv[2])
 OPTS = json.loads(sys.argv[6]) if len(sys.argv) > 6 else {}
@@ -36,13 +39,13 @@ STEP: dict = {}  # the options of the step being run (OPTS updated by the step's
 
 
 def sleepy(x, *, c):
-    """Sleeps ``STEP["ms"][rank][c]`` (or ``STEP["ms"][c]``) ms and returns x + c; raises per ``raise_on``."""
+    """Takes ``STEP["ms"][rank][c]`` (or ``STEP["ms"][c]``) ms and returns x + c; raises per ``raise_on``."""
     CALLS.append(c)
     if c in STEP.get("raise_on", {}).get(str(RANK), []):
         raise RuntimeError(f"config c={c} cannot run on rank {RANK}")
     table = STEP["ms"]
     row = table[RANK] if isinstance(table[0], list) else table
-    time.sleep(row[c] / 1e3)
+    CLOCK.advance(row[c])  # deterministic: the measurements read this virtual clock
     return (x + c).tolist()
 
 

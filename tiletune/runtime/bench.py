@@ -51,11 +51,56 @@ __all__ = [
     "bench_counts",
     "call_user_do_bench",
     "retime_interleaved",
+    "clock",
+    "set_clock",
+    "VirtualClock",
 ]
 
 BenchFn = Callable[..., float]
 
 _TRUE = {"1", "true", "yes", "on"}
+
+# ---------------------------------------------------------------- the clock
+
+_clock: Callable[[], float] = time.perf_counter
+
+
+def clock() -> float:
+    """Seconds on the clock every wall-clock measurement reads (``time.perf_counter`` unless
+    :func:`set_clock` installed another): the wall methods, the function tuner's counts and its
+    per-config timeout, and the contextual tuner's launch timer."""
+    return _clock()
+
+
+def set_clock(new: Optional[Callable[[], float]]) -> Callable[[], float]:
+    """Install ``new`` as the measuring clock (None: ``time.perf_counter``); returns the previous one.
+
+    For tests and reproducible experiments: with a :class:`VirtualClock` that
+    the measured code advances, timing-driven decisions (winners, rank
+    agreement, timeouts) no longer depend on how busy the machine is.
+    """
+    global _clock
+    previous = _clock
+    _clock = time.perf_counter if new is None else new
+    return previous
+
+
+class VirtualClock:
+    """A clock that stands still until :meth:`advance` moves it: deterministic "wall" times.
+
+    Install with :func:`set_clock`; code under measurement calls
+    ``advance(ms)`` where it would take that long (a hook in place of a sleep).
+    """
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def __call__(self) -> float:
+        return self.seconds
+
+    def advance(self, ms: float) -> None:
+        """Move the clock ``ms`` milliseconds on."""
+        self.seconds += float(ms) / 1e3
 
 
 def interpreting() -> bool:
@@ -116,10 +161,10 @@ def _timed_calls(fn: Callable[[], Any], n: int, before: Optional[Callable[[], An
         if before is not None:
             before()
             _synchronize()
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
         _synchronize()
-        times.append((time.perf_counter() - t0) * 1e3)
+        times.append((clock() - t0) * 1e3)
     return times
 
 

@@ -343,11 +343,13 @@ class FunctionTuner:
 
         def bench_one(j: int) -> float:
             config = self.config_space[cands[j]]
-            deadline = time.perf_counter() + self.timeout_s
+            from tiletune.runtime.bench import clock
+
+            deadline = clock() + self.timeout_s
 
             def call() -> Any:
                 result = self._call_with(config, args, kwargs)
-                if time.perf_counter() > deadline:
+                if clock() > deadline:
                     raise ConfigTimeout(
                         f"tiletune: {self.name}: config {labels[j]} took more than autotune_timeout_s="
                         f"{self.timeout_s:g} s (warmup and timed calls together); dropped"
