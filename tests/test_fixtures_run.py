@@ -56,7 +56,15 @@ def _check(mod, args, ref):
         torch.testing.assert_close(out.float(), expected.float(), **mod.TOLERANCE)
 
 
+def _skip_unsupported(mod):
+    """Skip, with the fixture's reason, a fixture this Triton cannot run (``UNSUPPORTED``)."""
+    reason = getattr(mod, "UNSUPPORTED", None)
+    if reason:
+        pytest.skip(reason)
+
+
 def _run(mod, shape, config):
+    _skip_unsupported(mod)
     args = mod.make_args(shape)
     ref = mod.reference(args)
     mod.launch(mod.KERNEL, args, **config)
@@ -174,6 +182,7 @@ def test_run_hand_configs(name):
 def test_run_under_autotune(name):
     """launch() leaves the tiling to the wrapper: its grid reads meta."""
     mod = MODULES[name]
+    _skip_unsupported(mod)
     tuned = triton.autotune(
         configs=[triton.Config(dict(mod.EXAMPLE_CONFIG))],
         key=mod.KEY,
