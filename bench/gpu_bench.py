@@ -16,17 +16,27 @@ synth     matmul at M=512, N=4096, K=11008 fp16: the best of tiletune's top-16
           power-of-two search (BLOCK_SIZE_M/N 16..256, BLOCK_SIZE_K 16..128,
           num_warps {2,4,8}, num_stages {1..5}); the ratio (goal <= 1.05), the
           rank of the best candidate, how many configs each compiled.
-tune      per fixture and BENCH_SHAPE: the kernel time of (a) the config
-          ``tiletune.autotune(configs=[])`` picks, (b) the config
+tune      per fixture and shape -- the fixture's BENCH_SHAPES and the odd set
+          ``ODD_SHAPES`` (gpu_bench_lib.py: sizes not multiples of 16/64,
+          skinny M <= 512, grids under one wave of SMs; ``--shape-set``) --
+          the kernel time of (a) the config
+          ``tiletune.autotune(configs=[], search=--search)`` picks (its
+          search facts -- first batch, descent -- are recorded), (b) the config
           ``triton.autotune(configs=HAND_CONFIGS)`` picks, (c) the best of an
           exhaustive power-of-two search (space in ``exhaustive_space``; it
           is written into the JSON), (d) the fixture's ``torch_baseline``; and
           the first-tune wall time of tiletune, of triton.autotune over the
           hand list and of triton.autotune over the exhaustive list (measured
           where it is short enough, else estimated from sampled per-config
-          compile + benchmark times, and marked so).  Summaries: geomean
+          compile + benchmark times, and marked so).  For the matmul family
+          (``--measure-exh-first``) the exhaustive first tune is measured:
+          ``tiletune.autotune(configs=[], search="exhaustive")`` (every
+          feasible point, compiled in parallel) always, and triton.autotune
+          over the grid whenever the budget holds its estimate.  Summaries: geomean
           tiletune/exhaustive (goal <= 1.03), tiletune/hand (goal < 1),
-          first-tune speedup over the exhaustive autotune (goal >= 5).
+          first-tune speedup over the exhaustive autotune (goal >= 5), median
+          first-tune wall time of tiletune and of the hand list, and
+          tiletune / exhaustive per shape set.
 overhead  host time per launch once tuned, vector_add n=4096: plain jit with
           explicit meta, triton.autotune(HAND_CONFIGS), tiletune.autotune([]).
 
@@ -93,7 +103,7 @@ from gpu_bench_lib import (  # noqa: E402
     _main_dtype, _threads, _wall_do_bench, config_dict, config_label, config_sig, describe_exc,
     exhaustive_rules, exhaustive_space, fresh_jit, log, shape_key,
 )
-from gpu_bench_lib import parse_args  # noqa: E402
+from gpu_bench_lib import ODD_SHAPES, parse_args  # noqa: E402
 from gpu_bench_report import (_fmt, _public_exh, list_spaces, merge, part_overhead, print_table, ratios, summarize,  # noqa: E402
                               write_outputs)
 
@@ -313,14 +323,16 @@ class Bench:
         return rec
 
     # ---------------------------------------------------------------- first tunes
-    def first_tune_tiletune(self, prob: Problem) -> dict:
+    def first_tune_tiletune(self, prob: Problem, search: Optional[str] = None) -> dict:
         import tiletune
 
         fx = prob.fx
+        search = search if search is not None else self.opts.search
         with FreshDirs(self.fresh_base, "tt") as dirs:
             jit = fresh_jit(fx)
             tuned = tiletune.autotune(configs=[], key=fx.KEY, restore_value=fx.RESTORE_VALUE or None,
-                                      reset_to_zero=fx.RESET_TO_ZERO or None, target=self.target())(jit)
+                                      reset_to_zero=fx.RESET_TO_ZERO or None, target=self.target(),
+                                      search=search)(jit)
             self.dev.sync()
             t0 = time.perf_counter()
             fx.launch(tuned, prob.args)
@@ -333,6 +345,7 @@ class Bench:
         return {
             "first_tune_s": wall,
             "bench_time_s": getattr(tuned, "bench_time", None),
+            "search": dict(getattr(tuned, "search_facts", {}) or {}),
             "n_candidates": len(timings),
             "cubins_in_fresh_cache": cubins,
             "config": config_dict(best),
@@ -555,10 +568,10 @@ class Bench:
         return max(10.0, avail * weight / max(weight, weight_left))
 
     def tune_pair(self, name: str, fx, idx: int, shape: dict, weight: float, weight_left: float,
-                  fixed_left: float) -> None:
+                  fixed_left: float, shape_set: str = "existing") -> None:
         skey = shape_key(shape)
-        log(f"tune: {name} [{idx}] {skey}")
-        rec: Dict[str, Any] = {"fixture": name, "shape_index": idx, "shape": shape}
+        log(f"tune: {name} [{idx}] {skey} ({shape_set} shape)")
+        rec: Dict[str, Any] = {"fixture": name, "shape_index": idx, "shape": shape, "set": shape_set}
         self.results["tune"].setdefault(name, {})[skey] = rec
         prob = Problem(name, fx, shape, self.dev)
         rec["dtype"] = _main_dtype(prob.args)
@@ -598,7 +611,21 @@ class Bench:
                 "" if exh["complete"] else " (grid not fully screened: size extrapolated)")
             est = first.get("estimated_s")
             room = self.left() - fixed_left - 30.0
-            if (est is not None and exh["complete"] and est <= self.opts.exh_first_max_s
+            family = name in {f.strip() for f in (self.opts.measure_exh_first or "").split(",")}
+            if family:
+                # the exhaustive first tune, measured: tiletune's own search="exhaustive" (every feasible
+                # point the model enumerates, compiled in parallel, overlapped with timing)
+                try:
+                    tex = self.first_tune_tiletune(prob, search="exhaustive")
+                    first["tiletune_exhaustive"] = {k: v for k, v in tex.items() if not k.startswith("_")}
+                    log(f"  tiletune(search='exhaustive') first tune measured {tex['first_tune_s']:.1f}s "
+                        f"({tex['n_candidates']} candidates timed): {tex['label']}")
+                except Exception as exc:  # noqa: BLE001
+                    first["tiletune_exhaustive"] = {"error": describe_exc(exc)}
+                    log(f"  tiletune(search='exhaustive') FAILED: {describe_exc(exc)}")
+                room = self.left() - fixed_left - 30.0
+            if (est is not None and exh["complete"] and family and 1.2 * est < room) or (
+                    est is not None and exh["complete"] and est <= self.opts.exh_first_max_s
                     and len(ok_cfgs) <= self.opts.exh_first_max_configs
                     and self.exh_first_spent + est <= self.opts.exh_first_total_s and 1.5 * est < room):
                 t_meas = time.perf_counter()
@@ -677,27 +704,31 @@ class Bench:
         import fixtures
 
         items = []
+        sets = {x.strip() for x in self.opts.shape_set.split(",")}
         for name in fixture_names:
             fx = fixtures.load(name)
-            shapes = fx.SHAPES if self.opts.dry_run else fx.BENCH_SHAPES
+            shapes: List[Tuple[str, dict]] = []
+            if "existing" in sets:
+                shapes += [("existing", dict(s)) for s in (fx.SHAPES if self.opts.dry_run else fx.BENCH_SHAPES)]
+            if "odd" in sets and not self.opts.dry_run:
+                shapes += [("odd", dict(s)) for s in ODD_SHAPES.get(name, [])]
             idxs = shape_idx if shape_idx is not None else list(range(len(shapes)))
             # the first shape of a fixture pays for most compiles (3x with a dot, 2x without)
             first_w = 3.0 if self.spec(name, fx).dots else 2.0
             for n, i in enumerate(i for i in idxs if i < len(shapes)):
-                items.append((name, fx, i, dict(shapes[i]), first_w if n == 0 else 1.0))
+                items.append((name, fx, i, shapes[i][1], first_w if n == 0 else 1.0, shapes[i][0]))
         fixed_per = 5.0 if self.dev.dry else 25.0  # first tunes + re-timing, seconds per pair (rough)
-        for k, (name, fx, i, shape, w) in enumerate(items):
+        for k, (name, fx, i, shape, w, shape_set) in enumerate(items):
             rest = items[k:]
             weight_left = sum(x[4] for x in rest)
             fixed_left = fixed_per * (len(rest) - 1)
             if self.left() < fixed_per:
-                rec = {"fixture": name, "shape_index": i, "shape": shape, "skipped": "budget"}
+                rec = {"fixture": name, "shape_index": i, "shape": shape, "set": shape_set, "skipped": "budget"}
                 self.results["tune"].setdefault(name, {})[shape_key(shape)] = rec
                 log(f"tune: {name} [{i}] skipped (budget)")
                 self.save()
                 continue
-            self.tune_pair(name, fx, i, shape, w, weight_left, fixed_left)
-
+            self.tune_pair(name, fx, i, shape, w, weight_left, fixed_left, shape_set)
 
     def part_overhead(self) -> None:
         """Host time per launch once tuned (gpu_bench_report.part_overhead)."""
@@ -713,7 +744,8 @@ class Bench:
         fixture_names = ([f.strip() for f in opts.fixtures.split(",") if f.strip()]
                          if opts.fixtures else list(DEFAULT_TUNE_FIXTURES))
         shape_idx = [int(s) for s in opts.shapes.split(",")] if opts.shapes else None
-        n_tune = len(fixture_names) * (len(shape_idx) if shape_idx else 3) if "tune" in opts.parts else 0
+        per_fixture = 3 + (2 if "odd" in opts.shape_set else 0)
+        n_tune = len(fixture_names) * (len(shape_idx) if shape_idx else per_fixture) if "tune" in opts.parts else 0
         tune_weight = n_tune + len(fixture_names) if n_tune else 0
         log(f"gpu_bench: parts {opts.parts}, device {self.results['runs'][0]['device']}, budget {opts.budget_s:.0f}s")
         if "overhead" in opts.parts:

@@ -42,6 +42,8 @@ def ratios(rec: dict) -> dict:
     t_first = (rec.get("tiletune") or {}).get("first_tune_s")
     h_first = (rec.get("hand") or {}).get("first_tune_s")
     e_first = ((rec.get("exhaustive") or {}).get("first_tune") or {}).get("first_tune_s")
+    tex_first = (((rec.get("exhaustive") or {}).get("first_tune") or {}).get("tiletune_exhaustive") or {}).get(
+        "first_tune_s")
 
     def div(a, b):
         return a / b if a is not None and b not in (None, 0) else None
@@ -54,6 +56,7 @@ def ratios(rec: dict) -> dict:
         "first_tune_speedup_vs_exhaustive": div(e_first, t_first),
         "first_tune_exhaustive_measured": bool(((rec.get("exhaustive") or {}).get("first_tune") or {}).get("measured")),
         "first_tune_speedup_vs_hand": div(h_first, t_first),
+        "first_tune_speedup_vs_tiletune_exhaustive_measured": div(tex_first, t_first),
     }
 
 
@@ -89,8 +92,22 @@ def summarize(results: dict) -> dict:
                    if ft.get("measured") and ft.get("estimated_s") and ft.get("first_tune_s")]
         cubins = {m: min(((r.get(m) or {}).get("cubins_in_fresh_cache") or 0) for r in pairs)
                   for m in ("tiletune", "hand")}
+        by_set: Dict[str, Any] = {}
+        for name in sorted({r.get("set", "existing") for r in pairs}):
+            vals = [r["ratios"]["tiletune_over_exhaustive"] for r in pairs if r.get("set", "existing") == name]
+            vals = [v for v in vals if v is not None]
+            by_set[name] = {"pairs": len(vals), "geomean_tiletune_over_exhaustive": geomean(vals),
+                            "worst_tiletune_over_exhaustive": max(vals, default=None)}
+        firsts = {m: [(r.get(m) or {}).get("first_tune_s") for r in pairs] for m in ("tiletune", "hand")}
+        median_first = {m: statistics.median([v for v in vs if v is not None]) if any(v is not None for v in vs)
+                        else None for m, vs in firsts.items()}
+        tex = [r["ratios"].get("first_tune_speedup_vs_tiletune_exhaustive_measured") for r in pairs]
         out["tune"] = {
             "pairs": len(pairs),
+            "by_shape_set": by_set,
+            "median_first_tune_s": median_first,
+            "geomean_first_tune_speedup_vs_tiletune_exhaustive_measured": geomean([v for v in tex if v]),
+            "first_tune_tiletune_exhaustive_measured": sum(1 for v in tex if v),
             "min_cubins_written_to_fresh_triton_cache": cubins,
             "exhaustive_first_tune_estimate_over_measured": geomean(est_err),
             "fixtures": sorted({r["fixture"] for r in pairs}),
@@ -236,7 +253,16 @@ def render_markdown(results: dict) -> str:
                 f"- geomean first-tune speedup over triton.autotune(HAND_CONFIGS): "
                 f"{_fmt(t.get('geomean_first_tune_speedup_vs_hand'), 2)}x",
                 f"- geomean tiletune / torch: {_fmt(t.get('geomean_tiletune_over_torch'), 3)}",
+                f"- median first-tune wall time: tiletune {_fmt((t.get('median_first_tune_s') or {}).get('tiletune'), 2)}"
+                f" s, triton.autotune(HAND_CONFIGS) {_fmt((t.get('median_first_tune_s') or {}).get('hand'), 2)} s",
+                f"- geomean first-tune speedup over tiletune(search='exhaustive') (measured, "
+                f"{t.get('first_tune_tiletune_exhaustive_measured')} pairs): "
+                f"{_fmt(t.get('geomean_first_tune_speedup_vs_tiletune_exhaustive_measured'), 1)}x",
             ]
+            for name, v in (t.get("by_shape_set") or {}).items():
+                lines.append(f"- {name} shapes ({v['pairs']} pairs): geomean tiletune / exhaustive "
+                             f"{_fmt(v['geomean_tiletune_over_exhaustive'], 3)}, worst "
+                             f"{_fmt(v['worst_tiletune_over_exhaustive'], 3)}")
             if t.get("tiletune_pick_invalid"):
                 lines.append("- tiletune failed, or picked a config that failed validation: "
                              + ", ".join(t["tiletune_pick_invalid"]))
