@@ -78,7 +78,6 @@ import os
 import platform
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -104,8 +103,10 @@ from gpu_bench_lib import (  # noqa: E402
     exhaustive_rules, exhaustive_space, fresh_jit, log, shape_key,
 )
 from gpu_bench_lib import ODD_SHAPES, parse_args  # noqa: E402
-from gpu_bench_report import (_fmt, _public_exh, list_spaces, merge, part_overhead, print_table, ratios, summarize,  # noqa: E402
-                              write_outputs)
+from gpu_bench_report import (  # noqa: E402
+    _fmt, _public_exh, estimate_stock_first, list_spaces, merge, part_overhead, print_table, ratios, summarize,
+    write_outputs,
+)
 
 torch: Any = None  # set by _runtime()
 triton: Any = None
@@ -388,60 +389,8 @@ class Bench:
         }
 
     def estimate_stock_first(self, prob: Problem, ok_configs: list, n_list: int) -> dict:
-        """Per-config compile (fresh caches, one at a time) + stock do_bench time on a sample, times n_list."""
-        k = min(self.opts.est_sample, len(ok_configs))
-        sample = self.rng.sample(ok_configs, k) if k else []
-        bench_s: List[float] = []
-        known = self.compile_samples.get(prob.name)
-        cubins = None
-        if known and len(known) >= k:
-            # compile time does not depend on the shape: reuse this fixture's sample, time do_bench only
-            compile_s = list(known)
-            for cfg in sample:
-                meta = cfg.all_kwargs()
-                try:
-                    prob.call(meta)()
-                    self.dev.sync()
-                except Exception:  # noqa: BLE001
-                    continue
-                t0 = time.perf_counter()
-                self.timer.stock_do_bench(prob.call(meta))
-                bench_s.append(time.perf_counter() - t0)
-            compile_from = "an earlier shape of this fixture"
-        else:
-            compile_s = []
-            with FreshDirs(self.fresh_base, "est") as dirs:
-                jit = fresh_jit(prob.fx)
-                for cfg in sample:
-                    meta = cfg.all_kwargs()
-                    self.dev.sync()
-                    t0 = time.perf_counter()
-                    try:
-                        prob.call(meta, kernel=jit)()
-                        self.dev.sync()
-                    except Exception:  # noqa: BLE001
-                        continue
-                    compile_s.append(time.perf_counter() - t0)
-                    t0 = time.perf_counter()
-                    self.timer.stock_do_bench(prob.call(meta, kernel=jit))
-                    bench_s.append(time.perf_counter() - t0)
-                cubins = dirs.cubins()
-            if compile_s:
-                self.compile_samples[prob.name] = list(compile_s)
-            compile_from = "this shape, fresh caches, one at a time"
-        if not compile_s or not bench_s:
-            return {"estimated_s": None, "sample": k}
-        per = statistics.mean(compile_s) + statistics.mean(bench_s)
-        return {
-            "estimated_s": per * n_list,
-            "per_config_compile_s": statistics.mean(compile_s),
-            "per_config_bench_s": statistics.mean(bench_s),
-            "compile_sample": len(compile_s),
-            "compile_sample_from": compile_from,
-            "bench_sample": len(bench_s),
-            "sample_cubins_in_fresh_cache": cubins,
-            "n_list": n_list,
-        }
+        """Per-config compile + stock do_bench time on a sample, times n_list (gpu_bench_report)."""
+        return estimate_stock_first(self, prob, ok_configs, n_list)
 
     # ---------------------------------------------------------------- final re-timing
     def retime(self, prob: Problem, groups: Dict[str, list], with_torch: bool) -> Dict[str, Any]:

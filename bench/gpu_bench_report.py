@@ -438,3 +438,60 @@ def part_overhead(self: Any) -> None:
     self.results["overhead"] = rec
     log("  us/launch: " + ", ".join(f"{k} {v:.2f}" for k, v in rec["us_per_launch"].items()))
     self.save()
+
+
+def estimate_stock_first(self: Any, prob: Any, ok_configs: list, n_list: int) -> dict:
+    """Per-config compile (fresh caches, one at a time) + stock do_bench time on a sample, times n_list."""
+    k = min(self.opts.est_sample, len(ok_configs))
+    sample = self.rng.sample(ok_configs, k) if k else []
+    bench_s: List[float] = []
+    known = self.compile_samples.get(prob.name)
+    cubins = None
+    if known and len(known) >= k:
+        # compile time does not depend on the shape: reuse this fixture's sample, time do_bench only
+        compile_s = list(known)
+        for cfg in sample:
+            meta = cfg.all_kwargs()
+            try:
+                prob.call(meta)()
+                self.dev.sync()
+            except Exception:  # noqa: BLE001
+                continue
+            t0 = time.perf_counter()
+            self.timer.stock_do_bench(prob.call(meta))
+            bench_s.append(time.perf_counter() - t0)
+        compile_from = "an earlier shape of this fixture"
+    else:
+        compile_s = []
+        with FreshDirs(self.fresh_base, "est") as dirs:
+            jit = fresh_jit(prob.fx)
+            for cfg in sample:
+                meta = cfg.all_kwargs()
+                self.dev.sync()
+                t0 = time.perf_counter()
+                try:
+                    prob.call(meta, kernel=jit)()
+                    self.dev.sync()
+                except Exception:  # noqa: BLE001
+                    continue
+                compile_s.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                self.timer.stock_do_bench(prob.call(meta, kernel=jit))
+                bench_s.append(time.perf_counter() - t0)
+            cubins = dirs.cubins()
+        if compile_s:
+            self.compile_samples[prob.name] = list(compile_s)
+        compile_from = "this shape, fresh caches, one at a time"
+    if not compile_s or not bench_s:
+        return {"estimated_s": None, "sample": k}
+    per = statistics.mean(compile_s) + statistics.mean(bench_s)
+    return {
+        "estimated_s": per * n_list,
+        "per_config_compile_s": statistics.mean(compile_s),
+        "per_config_bench_s": statistics.mean(bench_s),
+        "compile_sample": len(compile_s),
+        "compile_sample_from": compile_from,
+        "bench_sample": len(bench_s),
+        "sample_cubins_in_fresh_cache": cubins,
+        "n_list": n_list,
+    }
