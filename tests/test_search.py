@@ -330,3 +330,26 @@ def test_memory_wave_factor_tail_and_few_programs():
     assert got[3] == 1.0  # half a wave can still pull the full bandwidth
     assert 1.2 < got[4] < 1.35  # a tail after one wave costs less than a whole wave (1.82)
     assert 1.0 < got[5] < 1.05  # one program after ten waves costs little
+
+
+def test_autotune_descent_stops_at_the_time_budget_on_the_measuring_clock(monkeypatch):
+    """Each measured config 'takes' 1 s on a VirtualClock; a 3.5 s budget stops the descent early."""
+    clock = bench.VirtualClock()
+    previous = bench.set_clock(clock)
+    try:
+        inj = Injected(monkeypatch, best=(1, 1024))
+        real = bench.METHODS["wall"]
+
+        def slow_wall(fn, *, warmup=None, rep=None):
+            clock.advance(1000.0)
+            return real(fn, warmup=warmup, rep=rep)
+
+        monkeypatch.setitem(bench.METHODS, "wall", slow_wall)
+        policy = SearchPolicy("timed", first_min=1, first_max=1, max_compiles=1000, max_seconds=3.5)
+        tuned = tiletune.autotune(configs=[], key=["M", "N"], top_k=1, search=policy,
+                                  pre_hook=inj.pre_hook)(scale2d_kernel)
+        launch(tuned)
+    finally:
+        bench.set_clock(previous)
+    assert tuned.search_facts["descent_stopped"] == "budget"
+    assert tuned.search_facts["descent_measured"] < 20

@@ -312,7 +312,7 @@ class MeasureStage:
         descent stops on every rank when any rank's budget is spent, and the
         winner is picked from the agreed times.
         """
-        t_start = time.perf_counter()
+        t_start = _bench.clock()  # the measuring clock: the search's time budget reads it too
         report = problem.report
         configs, bench = self._agreed_candidates(kwargs, problem, pg)
         policy = resolve_search(self.search, self.search_breadth)
@@ -358,7 +358,7 @@ class MeasureStage:
         self.pre_hook(full_nargs, reset_only=True)
 
         self.configs_timings = {trial.configs[i]: [t, t, t] for i, t in timings.items()}
-        self.bench_time = time.perf_counter() - t_start
+        self.bench_time = _bench.clock() - t_start
         facts["measured"] = len(trial.timings) + len(trial.failures)
         report.note(f"search {policy.name}: {facts['first_batch']} of {len(configs)} ranked candidate(s) measured "
                     f"first, {facts.get('descent_measured', 0)} more by the descent "
@@ -402,7 +402,7 @@ class MeasureStage:
         known = {point(trial.configs[i]): trial.timings.get(i) for i in range(len(trial.configs))
                  if i in trial.timings or i in trial.failures}
         descent = Descent(measure, feasible, policy, ctx.tiling, self.hints, launch_options=not interp,
-                          started=t_start, stop_round=stop_round)
+                          clock=_bench.clock, started=t_start, stop_round=stop_round)
         result = descent.run(known)
         for a, b, ms in result.moves:
             trial.problem.report.note(f"descent: [{config_str(config(a))}] -> [{config_str(config(b))}] ({ms:.4f} ms)")
