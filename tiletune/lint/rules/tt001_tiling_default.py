@@ -154,11 +154,15 @@ class TilingDefault(Rule):
                     continue
                 if p.name in supplied or p.name in key:
                     continue
-                if launches is None:
-                    launches = ctx.all_launches(k)
-                if launches and all(passes(l, p) for l in launches):
-                    continue
-                yield ctx.report("TT001", p.span, self._message(ctx, k, p, tuned, bool(launches)), k.name, p.name)
+                if all(passes(l, p) for l in k.launches):
+                    # Launches in other modules are read only now (a launch here
+                    # that does not pass it already settles it).
+                    if launches is None:
+                        launches = ctx.all_launches(k)
+                    if launches and all(passes(l, p) for l in launches):
+                        continue
+                launched = bool(k.launches) or bool(launches)
+                yield ctx.report("TT001", p.span, self._message(ctx, k, p, tuned, launched), k.name, p.name)
 
     @staticmethod
     def _message(ctx: LintContext, k, p, tuned: bool, launched: bool) -> str:
