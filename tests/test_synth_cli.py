@@ -63,7 +63,7 @@ def test_json_output_and_options(capsys):
 
 def test_explain_shows_model_and_costs(capsys):
     code, out, _ = run(
-        capsys, SOFTMAX, "--shape", "n_cols=781", "--shape", "n_rows=4096", "--target", "ascend910b2", "--explain"
+        capsys, SOFTMAX, "--shape", "n_cols=781", "--target", "ascend910b2", "--explain"  # (no launch grid seen: n_rows unknown)
     )
     assert code == 0
     assert "# variables:" in out and "BLOCK_SIZE in {1024}" in out

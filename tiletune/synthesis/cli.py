@@ -232,6 +232,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         given = {}
         for n, v in _pairs(args.dtype, "dtype"):
             given[n] = normalize_dtype(v)
+        from ..cli_checks import synth_argument_problems
+
+        problems = synth_argument_problems(spec, shapes, given, fixed, hints)
+        if problems:
+            raise _UsageError("\n  ".join(problems))
         defaults = default_dtypes(spec)
         assumed = {p: d for p, d in defaults.items() if p not in given}
         dtypes = {**assumed, **given}
