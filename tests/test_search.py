@@ -126,6 +126,8 @@ def test_neighbours_are_single_moves_within_bounds():
                     (1, 64, 8, 16, 1), (1, 64, 8, 32, 2)}
     assert all(q.num_warps is None for q in neighbours(Point.of({"BM": 4}, None, None), ["BM"],
                                                          launch_options=False))
+    # nothing to pipeline (synthesis' stage domain is [1]): no stage moves
+    assert all(q.num_stages == 1 for q in neighbours(Point.of({"BM": 4}, 4, 1), ["BM"], stages=[1]))
 
 
 def test_first_batch_is_small_where_the_model_is_decisive_and_larger_where_not():

@@ -58,6 +58,19 @@ class SynthesisContext:
     tiling: List[str]
     costs: Dict[str, float] = field(default_factory=dict)
 
+    def domain(self, name: str, default: Any) -> list:
+        """The values synthesis considers for ``name`` (``num_warps``, ``num_stages``), else ``default``."""
+        try:
+            from tiletune.synthesis.space import build_space
+
+            space = build_space(self.spec, self.shapes, self.dtypes, self.target, None, self.fixed)
+            for v in space.vars:
+                if v.name == name:
+                    return list(v.values)
+        except Exception:  # the descent then uses its own bounds
+            pass
+        return list(default)
+
     def feasible(self, kwargs: Mapping[str, Any], num_warps: Optional[int], num_stages: Optional[int]) -> bool:
         """True when the model finds nothing wrong with this config (hard limits only)."""
         from tiletune.synthesis import check_config

@@ -401,7 +401,11 @@ class MeasureStage:
 
         known = {point(trial.configs[i]): trial.timings.get(i) for i in range(len(trial.configs))
                  if i in trial.timings or i in trial.failures}
+        from .search import MAX_STAGES, MIN_STAGES, WARPS
+
         descent = Descent(measure, feasible, policy, ctx.tiling, self.hints, launch_options=not interp,
+                          warps=ctx.domain("num_warps", WARPS),
+                          stages=ctx.domain("num_stages", range(MIN_STAGES, MAX_STAGES + 1)),
                           clock=_bench.clock, started=t_start, stop_round=stop_round)
         result = descent.run(known)
         for a, b, ms in result.moves:

@@ -179,10 +179,13 @@ class Point:
 
 
 def neighbours(point: Point, tiling: Sequence[str], hints: Optional[Mapping[str, Sequence[Any]]] = None,
-               *, launch_options: bool = True) -> List[Point]:
+               *, launch_options: bool = True, warps: Sequence[int] = WARPS,
+               stages: Sequence[int] = tuple(range(MIN_STAGES, MAX_STAGES + 1))) -> List[Point]:
     """Every single move from ``point``: each tiling parameter x2 and /2 (integers >= 1), num_warps x2
-    and /2 (within :data:`WARPS`), num_stages +-1 (within bounds), each other value of each hint.
+    and /2 (within ``warps``), num_stages +-1 (within ``stages``), each other value of each hint.
 
+    ``warps``/``stages`` are the values synthesis considers (a kernel with no
+    loop to pipeline has ``stages == [1]``: no stage moves).
     ``launch_options=False`` leaves num_warps/num_stages alone (under the
     interpreter they change nothing).  The order is deterministic.
     """
@@ -204,11 +207,11 @@ def neighbours(point: Point, tiling: Sequence[str], hints: Optional[Mapping[str,
     if launch_options:
         if point.num_warps is not None:
             for w in (point.num_warps * 2, point.num_warps // 2):
-                if w in WARPS:
+                if w in warps:
                     out.append(Point(point.kwargs, w, point.num_stages))
         if point.num_stages is not None:
             for s in (point.num_stages + 1, point.num_stages - 1):
-                if MIN_STAGES <= s <= MAX_STAGES:
+                if s in stages:
                     out.append(Point(point.kwargs, point.num_warps, s))
     seen, unique = set(), []
     for p in out:
@@ -243,6 +246,7 @@ class Descent:
     def __init__(self, measure: Callable[[List[Point]], Sequence[Optional[float]]],
                  feasible: Callable[[Point], bool], policy: SearchPolicy, tiling: Sequence[str],
                  hints: Optional[Mapping[str, Sequence[Any]]] = None, *, launch_options: bool = True,
+                 warps: Sequence[int] = WARPS, stages: Sequence[int] = tuple(range(MIN_STAGES, MAX_STAGES + 1)),
                  clock: Callable[[], float] = time.perf_counter, started: Optional[float] = None,
                  stop_round: Optional[Callable[[bool], bool]] = None):
         self.measure = measure
@@ -251,6 +255,7 @@ class Descent:
         self.tiling = list(tiling)
         self.hints = dict(hints or {})
         self.launch_options = launch_options
+        self.moves_kw = {"launch_options": launch_options, "warps": tuple(warps), "stages": tuple(stages)}
         self.clock = clock
         self.started = clock() if started is None else started
         self.stop_round = stop_round
@@ -285,8 +290,8 @@ class Descent:
                 visited_centres.add(centre)
                 if self._should_stop():
                     return self._result(moves, "budget")
-                fresh = [q for q in neighbours(centre, self.tiling, self.hints, launch_options=self.launch_options)
-                         if q not in self.times and q not in self.rejected]
+                around = neighbours(centre, self.tiling, self.hints, **self.moves_kw)
+                fresh = [q for q in around if q not in self.times and q not in self.rejected]
                 feasible = []
                 for q in fresh:
                     if self.feasible(q):
@@ -303,9 +308,7 @@ class Descent:
                 if len(batch) < len(feasible):
                     return self._result(moves, "budget")
                 best_t = self.times[centre]
-                cands = [(self.times[q], q.signature(), q) for q in neighbours(
-                    centre, self.tiling, self.hints, launch_options=self.launch_options)
-                    if self.times.get(q) is not None]
+                cands = [(self.times[q], q.signature(), q) for q in around if self.times.get(q) is not None]
                 if not cands or best_t is None:
                     break
                 t, _, q = min(cands)
