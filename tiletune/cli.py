@@ -1,4 +1,4 @@
-"""Command line: ``tiletune analyze|lint|lsp|cache`` and ``synth-configs``.
+"""Command line: ``tiletune analyze|lint|lsp|cache|synth-configs`` and ``synth-configs``.
 
 Each subcommand registers itself in :func:`build_parser` through an
 ``_add_<name>(subparsers)`` function that sets ``func`` to a handler taking
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any, Callable, Optional, Sequence, TextIO
 
@@ -23,8 +24,11 @@ Handler = Callable[[argparse.Namespace], int]
 def build_parser() -> argparse.ArgumentParser:
     """The ``tiletune`` argument parser with every subcommand registered."""
     parser = argparse.ArgumentParser(prog="tiletune", description="Automatic tiling for Triton kernels.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_analyze(sub)
+    sub.add_parser("synth-configs", add_help=False, help="ranked triton.Config candidates for a kernel "
+                   "(the synth-configs command; see `tiletune synth-configs --help`)")
     from .lint.cli import add_lint_parser, add_lsp_parser
     from .runtime.cache_cli import add_cache_parser
 
@@ -34,8 +38,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    try:
+        from importlib import metadata
+
+        return metadata.version("tiletune")
+    except Exception:  # not installed: the package's own
+        from . import __version__
+
+        return str(__version__)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the ``tiletune`` console script; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "synth-configs":  # the synth-configs command as a subcommand, with its own parser
+        return synth_configs_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Optional[Handler] = getattr(args, "func", None)
@@ -65,7 +83,7 @@ def _add_analyze(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> 
         help="show what tiletune reads from a kernel file",
         description="Analyse a Python file's Triton kernels without running it.",
     )
-    p.add_argument("file", help="Python source file")
+    p.add_argument("file", help="Python source file, or a directory (every *.py under it; progress on a terminal)")
     p.add_argument("--kernel", metavar="NAME", help="only this kernel")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="ModuleSpec.to_dict() as JSON (docs/analysis-schema.md)")
@@ -76,6 +94,8 @@ def _add_analyze(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> 
 def _run_analyze(args: argparse.Namespace) -> int:
     from .analysis import analyze_file
 
+    if os.path.isdir(args.file):
+        return _run_analyze_dir(args)
     module = analyze_file(args.file)
     kernels = module.kernels
     if args.kernel is not None:
@@ -98,6 +118,51 @@ def _run_analyze(args: argparse.Namespace) -> int:
             out.write(f"{args.file}: no Triton kernels found\n")
         format_module(module, kernels, out)
     return 0
+
+
+def _run_analyze_dir(args: argparse.Namespace) -> int:
+    """``tiletune analyze DIR``: every Python file under DIR; a file that cannot be analysed is reported
+    on stderr and the others still are (exit 2 if any failed, else 0)."""
+    from .analysis import analyze_file
+    from .lint.cli import _progress
+    from .lint.runner import iter_python_files
+
+    files = list(iter_python_files([args.file]))
+    out, failed, found, modules = sys.stdout, 0, 0, []
+    with _progress(sys.stderr, len(files), "analyze") as advance:
+        for path in files:
+            try:
+                module = analyze_file(path)
+            except TiletuneError as exc:
+                failed += 1
+                print(f"tiletune analyze: {exc}", file=sys.stderr)
+                continue
+            finally:
+                advance(path)
+            kernels = [k for k in module.kernels if args.kernel is None or k.name == args.kernel]
+            if not kernels:
+                continue
+            found += len(kernels)
+            if args.json:
+                data = module.to_dict()
+                data["kernels"] = [k.to_dict() for k in kernels]
+                modules.append(data)
+            elif args.dot:
+                for k in kernels:
+                    out.write(graph_to_dot(k.graph, k.name))
+            else:
+                if found > len(kernels):
+                    out.write("\n")
+                format_module(module, kernels, out)
+    if args.json:
+        json.dump(modules, out, indent=2)
+        out.write("\n")
+    elif not found and not args.dot:
+        what = f"no kernel {args.kernel!r}" if args.kernel else "no Triton kernels"
+        out.write(f"{args.file}: {what} found in {len(files)} file(s)\n")
+    if args.kernel is not None and not found:
+        return 2
+    return 2 if failed else 0
 
 
 def format_module(module: Any, kernels: Sequence[Any], out: TextIO) -> None:

@@ -167,7 +167,7 @@ def run_lint(args: argparse.Namespace, stdout: Optional[TextIO] = None, stderr: 
 
 
 @contextlib.contextmanager
-def _progress(err: TextIO, total: int) -> Iterator[Callable[[str], None]]:
+def _progress(err: TextIO, total: int, command: str = "lint") -> Iterator[Callable[[str], None]]:
     """A callable advancing a rich progress bar on ``err`` when it is a terminal
     (and there is more than one file); a no-op otherwise."""
     if total < 2 or not getattr(err, "isatty", lambda: False)():
@@ -178,10 +178,10 @@ def _progress(err: TextIO, total: int) -> Iterator[Callable[[str], None]]:
 
     console = Console(file=err)
     with Progress(
-        TextColumn("tiletune lint"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        TextColumn(f"tiletune {command}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         TextColumn("{task.fields[path]}"), console=console, transient=True,
     ) as progress:
-        task = progress.add_task("lint", total=total, path="")
+        task = progress.add_task(command, total=total, path="")
 
         def advance(path: str) -> None:
             progress.update(task, advance=1, path=os.path.basename(path))

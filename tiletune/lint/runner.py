@@ -12,7 +12,7 @@ import os
 from typing import Any, Iterable, Iterator, Optional, Sequence
 
 from .diagnostic import Diagnostic
-from .registry import UsageError, _load_rules, lint_file, select_codes
+from .registry import ANALYSIS_FAILED, UsageError, _load_rules, analysis_failed, lint_file, select_codes
 
 __all__ = ["iter_python_files", "iter_lint_paths", "lint_paths", "default_jobs"]
 
@@ -66,7 +66,7 @@ def iter_lint_paths(paths: Sequence[str], jobs: Optional[int] = None, **kwargs: 
     jobs = default_jobs(jobs, len(files))
     if jobs <= 1:
         for f in files:
-            yield f, lint_file(f, **kwargs)
+            yield _lint_one((f, kwargs))
         return
     yield from _lint_parallel(files, jobs, kwargs)
 
@@ -79,7 +79,11 @@ def lint_paths(paths: Sequence[str], jobs: Optional[int] = None, **kwargs: Any) 
 
 def _lint_one(args: tuple) -> tuple[str, list[Diagnostic]]:
     path, kwargs = args
-    return path, lint_file(path, **kwargs)
+    try:
+        return path, lint_file(path, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - one file must not cost the others their findings
+        codes = kwargs.get("codes")
+        return path, ([] if codes is not None and ANALYSIS_FAILED not in codes else [analysis_failed(path, exc)])
 
 
 def _lint_parallel(files: list[str], jobs: int, kwargs: dict) -> Iterator[tuple[str, list[Diagnostic]]]:
