@@ -355,3 +355,20 @@ def test_autotune_descent_stops_at_the_time_budget_on_the_measuring_clock(monkey
         bench.set_clock(previous)
     assert tuned.search_facts["descent_stopped"] == "budget"
     assert tuned.search_facts["descent_measured"] < 20
+
+
+# ----------------------------------------------------------------------------- target names, one resolver
+
+
+def test_target_aliases_share_cache_entries(monkeypatch):
+    inj = Injected(monkeypatch, best=(16, 16))
+    configs = [triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}), triton.Config({"BLOCK_M": 32, "BLOCK_N": 32})]
+    first = tiletune.autotune(configs=configs, key=["M", "N"], target="h100", pre_hook=inj.pre_hook)(scale2d_kernel)
+    launch(first)
+    tuned_launches = inj.launches
+    again = tiletune.autotune(configs=configs, key=["M", "N"], target="SM90", pre_hook=inj.pre_hook)(scale2d_kernel)
+    launch(again)
+    assert inj.launches == tuned_launches  # a cache hit: "SM90" is h100's alias
+    from tiletune.runtime.targets import target_name
+
+    assert target_name("sm90") == target_name("H100") == "h100"
