@@ -432,3 +432,128 @@ def test_timing_driven_tests_pass_on_a_saturated_machine(tmp_path):
         for b in burners:
             b.wait(timeout=30)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+# ----- 5. analyser and lint on any input -----------------------------------------------------------
+FLAT = '''\
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[], key=["n"])
+@triton.jit
+def flat_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x0 = x1 = x2 = tl.load(x_ptr + offs, mask=offs < n)
+    y = {terms}
+    tl.store(x_ptr + offs, y, mask=offs < n)
+'''
+
+
+def _flat(terms: int) -> str:
+    return FLAT.format(terms=" + ".join(f"x{i % 3}" for i in range(terms)))
+
+
+def _tiletune(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    # (analyze, lint and synth-configs never write the cache; it points at a directory that is never made)
+    return subprocess.run([sys.executable, "-m", "tiletune.cli", *args], cwd=cwd, env=_env(cwd / ".no-cache-here"),
+                          capture_output=True, text=True, timeout=TIMEOUT_S)
+
+
+@pytest.mark.parametrize("terms", [500, 2500])
+def test_long_flat_sums_are_analysed(tmp_path, terms):
+    from tiletune.analysis import analyze_file
+
+    path = tmp_path / "flat.py"
+    path.write_text(_flat(terms))
+    (kernel,) = analyze_file(str(path)).kernels
+    assert kernel.name == "flat_kernel" and [p.name for p in kernel.tiling_params] == ["BLOCK"]
+
+
+def test_deeper_expressions_are_refused_with_a_located_error(tmp_path):
+    from tiletune.analysis import analyze_file
+
+    path = tmp_path / "flat.py"
+    path.write_text(_flat(5000))
+    t0 = time.monotonic()
+    with pytest.raises(AnalysisError) as info:
+        analyze_file(str(path))
+    assert time.monotonic() - t0 < 30
+    assert info.value.line == 10 and "too deep" in str(info.value) and str(path) in str(info.value)
+
+
+def test_lint_dir_keeps_every_file_and_reads_encodings_as_python_does(tmp_path):
+    from tiletune.lint.registry import all_rules
+
+    bad = next(r for r in all_rules() if r.code == "TT003").bad
+    (tmp_path / "a_ok.py").write_text(bad)
+    (tmp_path / "b_flat.py").write_text(_flat(5000))
+    (tmp_path / "c_bom.py").write_bytes(b"\xef\xbb\xbf" + bad.encode())
+    latin = "# -*- coding: latin-1 -*-\n# caf\u00e9\n" + bad
+    (tmp_path / "d_latin.py").write_bytes(latin.encode("latin-1"))
+    (tmp_path / "e_syntax.py").write_text("import triton\n@triton.jit\ndef k(:\n")
+    proc = _tiletune("lint", str(tmp_path), cwd=tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    by_file = {}
+    for line in proc.stdout.splitlines():
+        path, _, rest = line.partition(":")
+        by_file.setdefault(Path(path).name, []).append(rest.split(": ", 1)[1].split()[0] if ": " in rest else rest)
+    assert by_file["a_ok.py"] and "TT000" not in by_file["a_ok.py"]
+    assert by_file["c_bom.py"] == by_file["a_ok.py"] and by_file["d_latin.py"] == by_file["a_ok.py"]
+    assert by_file["b_flat.py"] == ["TT000"] and by_file["e_syntax.py"] == ["TT000"]
+    for name in ("c_bom.py", "d_latin.py"):
+        out = _tiletune("analyze", str(tmp_path / name), cwd=tmp_path)
+        assert out.returncode == 0 and "kernel add_kernel" in out.stdout, out.stderr
+
+
+# ----- 8. CLI conventions ---------------------------------------------------------------------------
+def test_cli_version_and_synth_configs_subcommand():
+    version = _tiletune("--version")
+    assert version.returncode == 0 and version.stdout.startswith("tiletune ") and tiletune.__version__ in version.stdout
+    sub = _tiletune("synth-configs", "fixtures/vector_add.py", "--shape", "n_elements=4096", "--target", "h100")
+    assert sub.returncode == 0 and "triton.Config(" in sub.stdout, sub.stderr
+    assert "synth-configs" in _tiletune("--help").stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--shape", "n_elements=0"], "sizes must be positive"),
+    (["--shape", "n_elements=-7"], "sizes must be positive"),
+    (["--shape", "n_elements=64", "--shape", "nelements=64"], "no parameter 'nelements'"),
+    (["--shape", "n_elements=64", "--dtype", "xptr=fp16"], "no parameter 'xptr'"),
+    (["--shape", "n_elements=64", "--dtype", "x_ptr=fp17"], "unknown dtype"),
+    (["--shape", "n_elements=64", "--dtype", "n_elements=fp16"], "not a pointer"),
+    (["--shape", "n_elements=64", "--hint", "BLOCK_SIZE=48,64"], "must be a power of two"),
+    (["--shape", "n_elements=64", "--fixed", "BLOCK_SIZE=100"], "must be a power of two"),
+    (["--shape", "n_elements=64", "--shape", "BLOCK_SIZE=3"], "must be a power of two"),
+    (["--shape", "n_elements=64", "--hint", "GROUP=1,2"], "no parameter 'GROUP'"),
+])
+def test_synth_configs_rejects_bad_arguments(args, message):
+    proc = _tiletune("synth-configs", "fixtures/vector_add.py", "--target", "h100", *args)
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_progress_bar_on_a_terminal_only(tmp_path):
+    import pty
+
+    for i in range(3):
+        (tmp_path / f"k{i}.py").write_text(_flat(5))
+    for command in ("analyze", "lint"):
+        master, slave = pty.openpty()
+        proc = subprocess.Popen([sys.executable, "-m", "tiletune.cli", command, str(tmp_path)], cwd=tmp_path,
+                                env=_env(tmp_path / "cache", TILETUNE_LINT_JOBS="1"), stdout=subprocess.DEVNULL,
+                                stderr=slave)
+        os.close(slave)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+        os.close(master)
+        assert proc.wait(timeout=TIMEOUT_S) in (0, 1)
+        assert f"tiletune {command}".encode() in seen, (command, seen[-500:])
+        piped = _tiletune(command, str(tmp_path), cwd=tmp_path)
+        assert f"tiletune {command}" not in piped.stderr
