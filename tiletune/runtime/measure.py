@@ -42,6 +42,13 @@ Config = triton.Config
 RETIME_TOP = 3
 RETIME_ROUNDS = 2
 
+#: Budgets (ms) of the screening measurements -- the first batch and the descent -- when the user set
+#: none (``warmup=``/``rep=``/``do_bench=``): a fifth of the full budgets, so a search of 20-30 configs
+#: costs what a 5-config list costs at full budgets.  The leading RETIME_TOP are then re-timed at the
+#: full budgets, interleaved, before the winner is picked.
+SCREEN_WARMUP_MS = 5.0
+SCREEN_REP_MS = 20.0
+
 
 def _retime_rounds() -> int:
     env = os.environ.get("TILETUNE_RETIME_ROUNDS", "").strip()
@@ -316,7 +323,7 @@ class MeasureStage:
         report = problem.report
         configs, bench = self._agreed_candidates(kwargs, problem, pg)
         policy = resolve_search(self.search, self.search_breadth)
-        trial = _Trial(self, args, kwargs, problem, pg, bench)
+        trial = _Trial(self, args, kwargs, problem, pg, self._screen_fn(bench))
         for c in configs:
             trial.add(c)
         synthesized = self.synthesize_configs and getattr(self, "_synthesis", None) is not None
@@ -370,6 +377,14 @@ class MeasureStage:
             extra.update({"world_size": world_size, "rank": rank, "sharded": trial.shard,
                           "timed_here": trial.timed_here})
         return winner, extra
+
+    def _screen_fn(self, bench: Callable[[Callable], float]) -> Callable[[Callable], float]:
+        """The benchmark for screening: short budgets unless the user chose the benchmark or its budgets
+        (or under the interpreter, where budgets mean nothing)."""
+        user_set = self._do_bench is not None or self.num_warmups is not None or self.num_reps is not None
+        if user_set or _bench.interpreting() or self._method_used not in _bench.METHODS:
+            return bench
+        return _bench.get_bench(self._method_used, warmup=SCREEN_WARMUP_MS, rep=SCREEN_REP_MS)
 
     def _descend(self, trial: _Trial, policy: Any, t_start: float, pg: Any) -> Dict[str, Any]:
         """Coordinate descent from the best measured configs (see :class:`~tiletune.runtime.search.Descent`)."""
