@@ -58,6 +58,8 @@ def compute_footprint(spec: KernelSpec, trace: Trace) -> Footprint:
 
 #: Scratch kinds that go through shared memory in full (a layout conversion of the whole tile).
 _FULL_SCRATCH = ("trans", "gather", "sort")
+#: The mbarrier a TMA load waits on.
+TMA_BARRIER_BYTES = 8
 #: Warps per program assumed where the compiler's figure depends on it.
 NUM_WARPS = 4
 _MMA_V3_DTYPES = {"fp16", "bf16", "fp32", "int8", "uint8", "fp8e4nv", "fp8e5"}
@@ -98,6 +100,9 @@ def shared_bytes(trace: Trace) -> Expr:
     * an operand computed in registers (flash attention's P) goes through
       shared memory unless it is wgmma's A operand;
     * loads not feeding a dot are not pipelined (no shared memory);
+    * a tensor-descriptor (TMA) access stages its whole block in shared
+      memory: a load not feeding a dot its block plus an 8-byte barrier, a
+      store its block (fitted out of loops; a dot operand is counted above);
     * scratch, not live together with the loop's buffers, the largest of:
       a transpose of a whole tile; a dot result atomically added (a layout
       conversion of at most 64 rows at a time; a plain ``tl.store`` writes
@@ -139,6 +144,13 @@ def shared_bytes(trace: Trace) -> Expr:
     dot_part = collect(total(invariant.values()) + total(computed.values()) + loop_part)
 
     scratch: list[Expr] = []
+    for a in trace.accesses:
+        if a.descriptor and not (a.kind == "load" and a.feeds_dot):
+            b = shape_bytes(a.shape, a.dtype)
+            if b is not None:
+                b = b + TMA_BARRIER_BYTES if a.kind == "load" else b
+                if b not in scratch:
+                    scratch.append(b)
     for sc in trace.scratch:
         b = _scratch_bytes(sc, operand_nodes)
         if b is not None and b not in scratch:

@@ -74,6 +74,7 @@ class AccessRec:
     feeds_dot: bool = False
     value_dtype: Optional[str] = None  # dtype of the stored value / loaded result
     scalar: bool = False
+    descriptor: bool = False  # through a tensor descriptor (TMA: staged in shared memory)
 
 
 @dataclass

@@ -38,7 +38,8 @@ class MemoryOps:
             cdim = unit[-1] if unit else len(shape) - 1
         return ptr, shape, False, cdim
 
-    def _record_access(self, kind: str, nid: str, node: cst.Call, ptr, shape, block_ptr, cdim, value_dtype) -> AccessRec:
+    def _record_access(self, kind: str, nid: str, node: cst.Call, ptr, shape, block_ptr, cdim, value_dtype,
+                       descriptor: bool = False) -> AccessRec:
         loop = self.loop_stack[-1] if self.loop_stack else None
         rec = AccessRec(
             node=nid,
@@ -54,6 +55,7 @@ class MemoryOps:
             loop=loop,
             value_dtype=value_dtype,
             scalar=shape == (),
+            descriptor=descriptor,
         )
         self.trace.accesses.append(rec)
         if ptr is not None:
@@ -68,7 +70,7 @@ class MemoryOps:
         dtype = f"elem:{ptr}" if ptr else None
         inputs = [v for v in (p, a.get("mask"), a.get("other")) if v is not None]
         nid = self.add_node("load", node, shape, dtype, inputs)
-        self._record_access("load", nid, node, ptr, shape, block_ptr, cdim, dtype)
+        self._record_access("load", nid, node, ptr, shape, block_ptr, cdim, dtype, descriptor=p.kind == "desc")
         v = Val(shape=shape, dtype=dtype, node=nid, loads=frozenset((nid,)), direct=frozenset((nid,)))
         if shape:
             b = shape_bytes(shape, dtype)
@@ -89,7 +91,7 @@ class MemoryOps:
         inputs = [v for v in (p, value, a.get("mask"), a.get("cmp")) if v is not None]
         dtype = f"elem:{ptr}" if ptr else value.dtype
         nid = self.add_node(kind, node, shape, dtype, inputs)
-        self._record_access(kind, nid, node, ptr, shape, block_ptr, cdim, value.dtype)
+        self._record_access(kind, nid, node, ptr, shape, block_ptr, cdim, value.dtype, descriptor=p.kind == "desc")
         if value.kind == "value" and value.shape:
             if value.accs and kind == "atomic":
                 # (a plain store is done from the dot's layout; an atomic converts it)
