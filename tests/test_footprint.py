@@ -140,3 +140,19 @@ def test_flash_attention_shared_bytes():
     # compiler figures (sm_90, 4 warps): Q once, K and V staged, P through shared memory for mma.sync
     assert [sb.evaluate({**env, "BLOCK_M": 16, "BLOCK_N": 16, "num_stages": s}) for s in (1, 2, 3)] == [4608, 6656, 10752]
     assert [sb.evaluate({**env, "BLOCK_M": 128, "BLOCK_N": 64, "num_stages": s}) for s in (1, 2)] == [24576, 49152]
+
+
+def test_tensor_descriptor_blocks_are_staged_in_shared_memory():
+    spec = kernel(
+        """
+        pid = tl.program_id(0)
+        x_desc = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+        y_desc = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+        x = x_desc.load([pid * BM, 0])
+        y_desc.store([pid * BM, 0], x.to(tl.float16))
+        """,
+        "x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr",
+    )
+    env = {"BM": 64, "BN": 64, "esize_x_ptr": 4, "esize_y_ptr": 2, "num_stages": 3}
+    assert spec.footprint.shared_bytes.evaluate(env) == 64 * 64 * 4 + 8  # the load's block and its barrier
+    assert all(a.block_ptr for a in spec.accesses)
