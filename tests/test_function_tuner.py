@@ -6,19 +6,22 @@ import dataclasses
 import enum
 import json
 import logging
-import time
 
 import pytest
 import torch
 import triton
 
 from tiletune.errors import TuningError
+from tiletune.runtime.bench import VirtualClock, set_clock
 from tiletune.runtime.cache import StaleCacheEntryError, environment_fingerprint, read_cache_file
 from tiletune.tune import autotune, config_label, config_material, to_hashable, to_key_material
 
 CALLS: list = []
 SPACE = [{"c": 0}, {"c": 1}, {"c": 2}]
 SLEEP_MS = {0: 12.0, 1: 2.0, 2: 7.0}  # config 1 is fastest
+# The time a config takes is virtual: measurements read this clock and the functions advance it
+# (instead of sleeping), so a busy machine cannot change a winner.
+CLOCK = VirtualClock()
 
 
 @pytest.fixture(autouse=True)
@@ -28,11 +31,14 @@ def _clean(monkeypatch, tmp_path):
                 "TRITON_DIST_AUTOTUNE_VERSION_CHECK", "TRITON_PRINT_AUTOTUNING"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("TILETUNE_CACHE_DIR", str(tmp_path / "cache"))
+    previous = set_clock(CLOCK)
+    yield
+    set_clock(previous)
 
 
 def sleepy(x, *, c):
     CALLS.append(c)
-    time.sleep(SLEEP_MS[c] / 1e3)
+    CLOCK.advance(SLEEP_MS[c])
     return x * 0 + c
 
 
@@ -154,7 +160,7 @@ def test_failing_config_is_skipped_and_logged(caplog):
         CALLS.append(c)
         if c == 1:
             raise RuntimeError("c=1 does not fit")
-        time.sleep(SLEEP_MS[c] / 1e3)
+        CLOCK.advance(SLEEP_MS[c])
         return x * 0 + c
 
     f = tuned(flaky, name="tests.flaky")
@@ -178,7 +184,7 @@ def test_all_configs_failing_raise_tuning_error():
 def test_restore_args_leave_tensors_as_one_call_would():
     def accumulate(x, out, *, c):
         CALLS.append(c)
-        time.sleep(SLEEP_MS[c] / 1e3)
+        CLOCK.advance(SLEEP_MS[c])
         out += x * (c + 1)
         x.add_(100)  # not restored unless asked
         return out.clone()
@@ -226,7 +232,7 @@ def test_triton_config_values_round_trip_through_the_cache():
 
     def g(x, *, cfg):
         seen.append(cfg.kwargs["B"])
-        time.sleep(0.008 if cfg.kwargs["B"] == 16 else 0.001)
+        CLOCK.advance(8 if cfg.kwargs["B"] == 16 else 1)
         return cfg.kwargs["B"]
 
     kw = dict(key_fn=lambda x: x.shape, warmup=0, rep=2, name="tests.tc")
