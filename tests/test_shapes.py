@@ -724,3 +724,21 @@ def test_next_pow2_expression_round_trip_and_z3():
     solver = z3.Solver()
     solver.add(n == 1000, e.to_z3({"N": n}) != 2048)
     assert solver.check() == z3.unsat
+
+
+def test_subscript_follows_tritons_rule_for_none_and_colons():
+    env, trace = interpret(
+        """
+        pid = tl.program_id(0)
+        one = pid[:, None]
+        row = pid[None, :]
+        o = tl.arange(0, BLOCK)
+        a = o[:, None]
+        b = o[None, :, None]
+        t = a[:, None]
+        """
+    )
+    assert shape(env["one"]) == ["1"] and shape(env["row"]) == ["1"]
+    assert shape(env["a"]) == ["BLOCK", "1"] and shape(env["b"]) == ["1", "BLOCK", "1"]
+    assert shape(env["t"]) == ["BLOCK", "1", "1"]
+    assert trace.gaps == []

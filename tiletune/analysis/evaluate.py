@@ -311,6 +311,20 @@ class ExprEval:
         dim_map: dict[int, int] = {}
         src = 0
         n_real = sum(1 for i in idx if not (i.kind == "none" or i.literal is Ellipsis))
+        bare = [el.slice.lower is None and el.slice.upper is None and el.slice.step is None
+                for el in node.slice if isinstance(el.slice, cst.Slice)]
+        if all(i.kind in ("none", "slice") for i in idx) and all(bare):
+            # Triton's own rule: the k-th index ``None`` inserts a unit dimension at position k, ``:``
+            # keeps everything (so ``scalar[:, None]`` is a 1-element tile)
+            new_shape = list(base.shape)
+            where = list(range(len(base.shape)))
+            for k, i in enumerate(idx):
+                if i.kind == "none":
+                    at = min(k, len(new_shape))
+                    new_shape.insert(at, const(1))
+                    where = [w + 1 if w >= at else w for w in where]
+            dim_map = dict(enumerate(where))
+            idx, src = [], len(base.shape)
         for i in idx:
             if i.kind == "none":
                 new_shape.append(const(1))
