@@ -139,6 +139,7 @@ class Bench:
         self.deadline = T0 + opts.budget_s
         self.exh_memo: Dict[tuple, dict] = {}
         self.exh_first_spent = 0.0
+        self.tt_exh_measured: set = set()
         self.specs: Dict[str, Any] = {}
         self.compile_samples: Dict[str, List[float]] = {}
         self.rng = random.Random(1234)
@@ -561,7 +562,9 @@ class Bench:
             est = first.get("estimated_s")
             room = self.left() - fixed_left - 30.0
             family = name in {f.strip() for f in (self.opts.measure_exh_first or "").split(",")}
-            if family:
+            if family and name not in self.tt_exh_measured:
+                # once per fixture: it compiles every feasible point (the compile set is much the same per shape)
+                self.tt_exh_measured.add(name)
                 # the exhaustive first tune, measured: tiletune's own search="exhaustive" (every feasible
                 # point the model enumerates, compiled in parallel, overlapped with timing)
                 try:

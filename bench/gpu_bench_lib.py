@@ -587,9 +587,11 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                     help="existing (the fixtures' BENCH_SHAPES), odd (ODD_SHAPES) or both (default)")
     ap.add_argument("--search", default=None,
                     help="tiletune's search= for the tune part (fast, default, exhaustive; default: TILETUNE_SEARCH)")
-    ap.add_argument("--measure-exh-first", default=",".join(MATMUL_FAMILY),
-                    help="fixtures whose exhaustive first tune is measured (tiletune search='exhaustive', and "
-                         "triton.autotune over the grid when the budget allows) instead of estimated")
+    ap.add_argument("--measure-exh-first", default="",
+                    help="fixtures whose exhaustive first tune is also measured as tiletune search='exhaustive' "
+                         "(once per fixture; it compiles every feasible point: minutes for a matmul) and as "
+                         "triton.autotune over the grid when the budget holds its estimate; e.g. "
+                         + ",".join(MATMUL_FAMILY) + ". The exhaustive screening's own wall time is always recorded")
     ap.add_argument("--budget-s", type=float, default=None,
                     help="wall budget of this run; exhaustive searches stop early to fit (default 480 on a GPU)")
     ap.add_argument("--dry-run", action="store_true", help="TRITON_INTERPRET=1 on the CPU, tiny shapes and spaces")

@@ -18,7 +18,7 @@ if str(ROOT) not in sys.path:
 torch: Any = None  # set by gpu_bench._runtime()
 triton: Any = None
 
-from gpu_bench_lib import (DEFAULT_TUNE_FIXTURES, GOALS, SCHEMA, FreshDirs, _check_outputs, _wall_do_bench, config_dict,
+from gpu_bench_lib import (DEFAULT_TUNE_FIXTURES, GOALS, MATMUL_FAMILY, SCHEMA, FreshDirs, _check_outputs, _wall_do_bench, config_dict,
                            config_label, exhaustive_rules, exhaustive_space, fresh_jit, geomean, log, shape_key)
 
 def _public_exh(exh: dict) -> dict:
@@ -44,6 +44,8 @@ def ratios(rec: dict) -> dict:
     e_first = ((rec.get("exhaustive") or {}).get("first_tune") or {}).get("first_tune_s")
     tex_first = (((rec.get("exhaustive") or {}).get("first_tune") or {}).get("tiletune_exhaustive") or {}).get(
         "first_tune_s")
+    ex = rec.get("exhaustive") or {}
+    screen_wall = ex.get("wall_s") if ex.get("complete") else None
 
     def div(a, b):
         return a / b if a is not None and b not in (None, 0) else None
@@ -57,6 +59,7 @@ def ratios(rec: dict) -> dict:
         "first_tune_exhaustive_measured": bool(((rec.get("exhaustive") or {}).get("first_tune") or {}).get("measured")),
         "first_tune_speedup_vs_hand": div(h_first, t_first),
         "first_tune_speedup_vs_tiletune_exhaustive_measured": div(tex_first, t_first),
+        "first_tune_speedup_vs_exhaustive_screening_measured": div(screen_wall, t_first),
     }
 
 
@@ -102,12 +105,18 @@ def summarize(results: dict) -> dict:
         median_first = {m: statistics.median([v for v in vs if v is not None]) if any(v is not None for v in vs)
                         else None for m, vs in firsts.items()}
         tex = [r["ratios"].get("first_tune_speedup_vs_tiletune_exhaustive_measured") for r in pairs]
+        scr = [r["ratios"].get("first_tune_speedup_vs_exhaustive_screening_measured") for r in pairs]
+        scr_family = [r["ratios"].get("first_tune_speedup_vs_exhaustive_screening_measured") for r in pairs
+                      if r.get("fixture") in MATMUL_FAMILY]
         out["tune"] = {
             "pairs": len(pairs),
             "by_shape_set": by_set,
             "median_first_tune_s": median_first,
             "geomean_first_tune_speedup_vs_tiletune_exhaustive_measured": geomean([v for v in tex if v]),
             "first_tune_tiletune_exhaustive_measured": sum(1 for v in tex if v),
+            "geomean_first_tune_speedup_vs_exhaustive_screening_measured": geomean([v for v in scr if v]),
+            "first_tune_exhaustive_screening_measured": sum(1 for v in scr if v),
+            "geomean_first_tune_speedup_vs_exhaustive_screening_matmul_family": geomean([v for v in scr_family if v]),
             "min_cubins_written_to_fresh_triton_cache": cubins,
             "exhaustive_first_tune_estimate_over_measured": geomean(est_err),
             "fixtures": sorted({r["fixture"] for r in pairs}),
@@ -259,6 +268,12 @@ def render_markdown(results: dict) -> str:
                 f"{t.get('first_tune_tiletune_exhaustive_measured')} pairs): "
                 f"{_fmt(t.get('geomean_first_tune_speedup_vs_tiletune_exhaustive_measured'), 1)}x",
             ]
+            lines.append(
+                f"- geomean first-tune speedup over the exhaustive screening's measured wall time (parallel compile "
+                f"+ screening, cold Triton cache only on a fixture's first shape): "
+                f"{_fmt(t.get('geomean_first_tune_speedup_vs_exhaustive_screening_measured'), 1)}x over "
+                f"{t.get('first_tune_exhaustive_screening_measured')} pairs; matmul family "
+                f"{_fmt(t.get('geomean_first_tune_speedup_vs_exhaustive_screening_matmul_family'), 1)}x")
             for name, v in (t.get("by_shape_set") or {}).items():
                 lines.append(f"- {name} shapes ({v['pairs']} pairs): geomean tiletune / exhaustive "
                              f"{_fmt(v['geomean_tiletune_over_exhaustive'], 3)}, worst "
