@@ -742,3 +742,19 @@ def test_subscript_follows_tritons_rule_for_none_and_colons():
     assert shape(env["a"]) == ["BLOCK", "1"] and shape(env["b"]) == ["1", "BLOCK", "1"]
     assert shape(env["t"]) == ["BLOCK", "1", "1"]
     assert trace.gaps == []
+
+
+def test_swizzle2d_and_ascend_slices_imported_bare():
+    src = HEADER + "from triton.language.extra.cann.extension import extract_slice, insert_slice\n\n\n" \
+        "@triton.jit\ndef k(x_ptr, M, N, BM: tl.constexpr, BD: tl.constexpr):\n" \
+        "    pid_m, pid_n = tl.swizzle2d(tl.program_id(0), tl.program_id(1), M, N, 8)\n" \
+        "    rows = pid_m * BM + tl.arange(0, BM)\n" \
+        "    cols = tl.arange(0, 2 * BD)\n" \
+        "    x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=rows[:, None] < M)\n" \
+        "    left = extract_slice(x, (0, 0), (BM, BD), (1, 1))\n" \
+        "    y = insert_slice(x, left * 2, (0, BD), (BM, BD), (1, 1))\n" \
+        "    tl.store(x_ptr + rows[:, None] * N + cols[None, :], y, mask=rows[:, None] < M)\n"
+    spec = analyze_source(src, "k.py").kernels[0]
+    assert spec.complete, spec.incomplete
+    assert [str(d) for d in spec.accesses[1].shape] == ["BM", "2 * BD"]
+    assert spec.param("BM").role.value == "parallel" and spec.param("BD").tiling

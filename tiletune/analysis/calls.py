@@ -113,7 +113,7 @@ class CallOps:
             return Val(kind="other", shape=None)
         if name in self.helpers and self._inline_depth < self.MAX_INLINE_DEPTH:
             return self.inline(self.helpers[name], node)
-        if name in ELEMENTWISE:  # e.g. ``from triton.language.extra.libdevice import tanh``
+        if name in ELEMENTWISE or name in HANDLERS:  # ``from triton.language.extra.libdevice import tanh``
             return self.tl_call(name, node, [name])
         pos, kws = self._eval_args(node)
         self.gap(node, "unresolved helper", f"call to helper {name}() not followed (result unknown)")

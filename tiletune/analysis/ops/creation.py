@@ -13,6 +13,8 @@ from ..trace import EMPTY, PID_PREFIX
 
 __all__ = ["CreationOps"]
 
+SIGS_SWIZZLE = ("i", "j", "size_i", "size_j", "size_g")
+
 
 def _under_npow2(e: Expr) -> set:
     """Symbols that ``e`` mentions only inside ``next_power_of_2(...)``."""
@@ -133,6 +135,13 @@ class CreationOps:
             literal=next_pow2(lit).value if lit is not None else None,
             ptrs=EMPTY, unit=EMPTY, node=None,
         ) if x.kind == "value" and x.shape == () else UNKNOWN
+
+    def op_swizzle2d(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        """``tl.swizzle2d(i, j, size_i, size_j, size_g)``: a reordered (i, j) pair of program indices."""
+        ins = [v for v in (a.get(k) for k in SIGS_SWIZZLE) if v is not None and v.kind == "value"]
+        v = Val(shape=(), dtype="int32", params=frozenset().union(*(x.params for x in ins)) if ins else EMPTY,
+                pids=frozenset().union(*(x.pids for x in ins)) if ins else EMPTY)
+        return Val(kind="tuple", shape=None, items=(v, v))
 
     def op_random(self, a: dict, pos, kws, node: cst.Call) -> Val:
         off = a.get("offset", UNKNOWN)

@@ -148,6 +148,25 @@ class LayoutOps:
         self.trace.scratch.append(ScratchRec("gather", nid, src.shape, src.dtype, None, self.line(node), self.in_loop()))
         return Val(shape=idx.shape, dtype=src.dtype, node=nid)
 
+    def op_extract_slice(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        """``extract_slice(ful, offsets, sizes, strides)`` (Triton-Ascend): a sub-tile of shape ``sizes``."""
+        x = a.get("ful", UNKNOWN)
+        shape = self.shape_arg(a.get("sizes"))
+        self._shape_evidence(shape, "extract_slice sizes", self.line(node))
+        if shape is None or x.kind != "value":
+            self.gap(node, "unknown access shape", f"sizes of {node_text(node)} not understood")
+            return UNKNOWN
+        nid = self.add_node("other", node, shape, x.dtype, (x,))
+        return Val(shape=shape, dtype=x.dtype, node=nid, loads=x.loads, direct=x.direct)
+
+    def op_insert_slice(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        """``insert_slice(ful, sub, offsets, sizes, strides)`` (Triton-Ascend): ``ful`` with ``sub`` written in."""
+        x, sub = a.get("ful", UNKNOWN), a.get("sub", UNKNOWN)
+        if x.kind != "value":
+            return UNKNOWN
+        nid = self.add_node("other", node, x.shape, x.dtype, (x, sub))
+        return Val(shape=x.shape, dtype=x.dtype, node=nid, loads=x.loads | sub.loads)
+
     def op_broadcast(self, a: dict, pos, kws, node: cst.Call) -> Val:
         x, y = a.get("input", UNKNOWN), a.get("other", UNKNOWN)
         shape = broadcast_shapes([x.shape, y.shape]) if x.kind == y.kind == "value" else None
