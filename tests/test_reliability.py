@@ -577,3 +577,26 @@ def test_progress_bar_on_a_terminal_only(tmp_path):
         assert f"tiletune {command}".encode() in seen, (command, seen[-500:])
         piped = _tiletune(command, str(tmp_path), cwd=tmp_path)
         assert f"tiletune {command}" not in piped.stderr
+
+
+def test_edited_entry_of_a_hand_config_list_warns_and_retunes(fresh_cache):
+    configs = [triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64})]
+    x, out = torch.arange(100, dtype=torch.float32), torch.zeros(100)
+
+    def launch(kernel):
+        kernel[lambda m: (triton.cdiv(100, m["BLOCK"]),)](x, out, 100)
+
+    launch(tiletune.autotune(configs=configs, key=["n"])(sek.add_one))
+    (path,) = (fresh_cache / "kernel").glob("add_one-*.json")
+    data = json.loads(path.read_text())
+    (key,) = data["entries"]
+    data["entries"][key]["config"]["kwargs"]["BLOCK"] = 48
+    path.write_text(json.dumps(data))
+    out.zero_()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        launch(tiletune.autotune(configs=configs, key=["n"])(sek.add_one))
+    said = [str(w.message) for w in caught if issubclass(w.category, TiletuneCacheWarning)]
+    assert len(said) == 1 and "is not one of the kernel's 2 configs" in said[0] and str(path) in said[0]
+    assert torch.equal(out, x + 1)
+    assert json.loads(path.read_text())["entries"][key]["config"]["kwargs"]["BLOCK"] in (32, 64)

@@ -205,13 +205,16 @@ def kernel_entry_problems(tuner: Any, problem: Any, entry: Any) -> List[str]:
     """:func:`config_problems` of a cached ``entry`` for one launch of a ``tiletune.autotune`` kernel.
 
     ``tuner`` is the :class:`~tiletune.runtime.autotuner.Autotuner`, ``problem``
-    its bound launch (``bound``, ``launch_const``, ``dtypes``).  Entries of a
-    hand ``configs`` list are matched against that list instead (a config not
-    in it is never used), so only synthesized kernels are checked here.
+    its bound launch (``bound``, ``launch_const``, ``dtypes``).  An entry of a
+    hand ``configs`` list must be one of its configs (the entry key covers the
+    list, so anything else was edited); synthesized entries get every check.
     """
     if not isinstance(entry, Mapping):
         return [f"the entry is a {type(entry).__name__}, not an object"]
     if not getattr(tuner, "synthesize_configs", False):
+        # the key covers the list's text, so an entry that matches none of its configs was edited
+        if tuner._config_from_entry(entry) is None:
+            return [f"{entry.get('config')!r} is not one of the kernel's {len(tuner.configs)} configs"]
         return []
     spec = tuner.spec()
     shapes = None
