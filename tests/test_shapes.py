@@ -758,3 +758,17 @@ def test_swizzle2d_and_ascend_slices_imported_bare():
     assert spec.complete, spec.incomplete
     assert [str(d) for d in spec.accesses[1].shape] == ["BM", "2 * BD"]
     assert spec.param("BM").role.value == "parallel" and spec.param("BD").tiling
+
+
+def test_loaded_pointer_with_a_pointer_type_cast_has_its_element_type():
+    spec = kernel(
+        """
+        table = x_ptr.to(tl.pointer_type(tl.uint64))
+        row_ptr = tl.load(table + 3).to(tl.pointer_type(tl.int64))
+        o = tl.arange(0, BLOCK)
+        vals = tl.load(row_ptr + o, mask=o < N, other=0)
+        tl.store(y_ptr + o, vals, mask=o < N)
+        """
+    )
+    assert spec.complete, spec.incomplete
+    assert [(a.pointer, a.dtype) for a in spec.accesses] == [("x_ptr", "uint64"), (None, "int64"), ("y_ptr", "elem:y_ptr")]

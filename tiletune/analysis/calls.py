@@ -165,9 +165,11 @@ class CallOps:
         if name in TL_DTYPES and name not in ELEMENTWISE:
             self._eval_args(node)
             return Val(kind="dtype", shape=None, dtype=TL_DTYPES[name])
-        if name == "pointer_type":
-            self._eval_args(node)
-            return Val(kind="dtype", shape=None, dtype=None)
+        if name == "pointer_type":  # ``tl.pointer_type(tl.int64)``: "ptrto:int64"
+            pos, kws = self._eval_args(node)
+            elem = pos[0] if pos else kws.get("element_ty")
+            known = elem is not None and elem.kind == "dtype" and elem.dtype is not None and ":" not in elem.dtype
+            return Val(kind="dtype", shape=None, dtype=f"ptrto:{elem.dtype}" if known else None)
         pos, kws = self._eval_args(node)
         mathy = "libdevice" in parts or "math" in parts
         if mathy and name not in ELEMENTWISE and name not in SIGS:

@@ -219,6 +219,7 @@ class ExprEval:
             accs=a.accs | b.accs,
             reduced=(a.reduced and a.shape == shape) or (b.reduced and b.shape == shape),
             pointer=pointer,
+            pointee=(a.pointee or b.pointee) if op == "+" else a.pointee if op == "-" else None,
             literal=lit,
         )
         if a.node is not None or b.node is not None or (shape is not None and shape != ()):

@@ -95,6 +95,7 @@ class Val:
     order: Optional[tuple] = None  # block pointers
     base: Optional[str] = None  # pointer parameter of a block pointer / descriptor
     pointer: bool = False  # an address (tile of pointers)
+    pointee: Optional[str] = None  # element dtype of an address cast with ``tl.pointer_type(...)``
     literal: object = None  # Python value of a literal (float, str, bool)
 
     def with_(self, **kw) -> "Val":

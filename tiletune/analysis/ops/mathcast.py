@@ -103,6 +103,8 @@ class MathOps:
         target = dt.dtype if dt is not None and dt.kind == "dtype" else None
         if target is not None and target.startswith("ptr:"):
             out = x.with_(dtype=None, pointer=True, weak=False, literal=None, direct=EMPTY)
+        elif target is not None and target.startswith("ptrto:"):  # an address whose element type the cast names
+            out = x.with_(dtype=None, pointer=True, pointee=target[6:], weak=False, literal=None, direct=EMPTY)
         else:
             out = x.with_(dtype=target, weak=False, literal=None, direct=EMPTY)
         if x.node is not None or x.shape:

@@ -39,7 +39,7 @@ class MemoryOps:
         return ptr, shape, False, cdim
 
     def _record_access(self, kind: str, nid: str, node: cst.Call, ptr, shape, block_ptr, cdim, value_dtype,
-                       descriptor: bool = False) -> AccessRec:
+                       descriptor: bool = False, pointee: Optional[str] = None) -> AccessRec:
         loop = self.loop_stack[-1] if self.loop_stack else None
         rec = AccessRec(
             node=nid,
@@ -47,7 +47,7 @@ class MemoryOps:
             span=self.span(node),
             pointer=ptr,
             shape=shape,
-            dtype=f"elem:{ptr}" if ptr else None,
+            dtype=pointee or (f"elem:{ptr}" if ptr else None),
             in_loop=self.in_loop(),
             trips=self.total_trips(),
             contiguous_dim=cdim,
@@ -65,12 +65,13 @@ class MemoryOps:
     def op_load(self, a: dict, pos, kws, node: cst.Call) -> Val:
         p = a.get("pointer", UNKNOWN)
         ptr, shape, block_ptr, cdim = self._access_common(p, node)
-        if ptr is None:
+        pointee = p.pointee if p.kind == "value" else None
+        if ptr is None and pointee is None:
             self.gap(node, "unknown access shape", f"pointer of {node_text(node)} not traced to a parameter")
-        dtype = f"elem:{ptr}" if ptr else None
+        dtype = pointee or (f"elem:{ptr}" if ptr else None)
         inputs = [v for v in (p, a.get("mask"), a.get("other")) if v is not None]
         nid = self.add_node("load", node, shape, dtype, inputs)
-        self._record_access("load", nid, node, ptr, shape, block_ptr, cdim, dtype, descriptor=p.kind == "desc")
+        self._record_access("load", nid, node, ptr, shape, block_ptr, cdim, dtype, descriptor=p.kind == "desc", pointee=pointee)
         v = Val(shape=shape, dtype=dtype, node=nid, loads=frozenset((nid,)), direct=frozenset((nid,)))
         if shape:
             b = shape_bytes(shape, dtype)
@@ -86,12 +87,14 @@ class MemoryOps:
             shape = broadcast_shapes([shape, value.shape])
             if shape and cdim is None:
                 cdim = len(shape) - 1
-        if ptr is None:
+        pointee = p.pointee if p.kind == "value" else None
+        if ptr is None and pointee is None:
             self.gap(node, "unknown access shape", f"pointer of {node_text(node)} not traced to a parameter")
         inputs = [v for v in (p, value, a.get("mask"), a.get("cmp")) if v is not None]
-        dtype = f"elem:{ptr}" if ptr else value.dtype
+        dtype = pointee or (f"elem:{ptr}" if ptr else value.dtype)
         nid = self.add_node(kind, node, shape, dtype, inputs)
-        self._record_access(kind, nid, node, ptr, shape, block_ptr, cdim, value.dtype, descriptor=p.kind == "desc")
+        self._record_access(kind, nid, node, ptr, shape, block_ptr, cdim, value.dtype, descriptor=p.kind == "desc",
+                            pointee=pointee)
         if value.kind == "value" and value.shape:
             if value.accs and kind == "atomic":
                 # (a plain store is done from the dot's layout; an atomic converts it)
