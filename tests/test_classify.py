@@ -356,3 +356,18 @@ def test_explicit_sub_chunks_do_not_cover_the_extent():
     )
     assert role(spec, "BT") == (True, Role.PARALLEL, 0, "T")
     assert role(spec, "BC")[:2] == (True, Role.INNER) and spec.param("BC").bound != "T"
+
+
+def test_rows_per_program_clipped_by_min():
+    spec = kernel(
+        """
+        row_start = tl.program_id(0) * ROWS
+        cols = tl.arange(0, BLOCK_N)
+        for row in range(row_start, tl.minimum(row_start + ROWS, M)):
+            x = tl.load(x_ptr + row * N + cols, mask=cols < N)
+            tl.store(x_ptr + row * N + cols, x * 2, mask=cols < N)
+        """,
+        "x_ptr, M, N, BLOCK_N: tl.constexpr, ROWS: tl.constexpr",
+    )
+    assert role(spec, "ROWS") == (True, Role.PARALLEL, 0, "M")
+    assert str(spec.accesses[0].trips) == "ROWS"

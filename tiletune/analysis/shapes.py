@@ -62,7 +62,8 @@ AUG_OPS = {
 
 
 def _span(start: Optional[Expr], end: Optional[Expr]) -> Optional[Expr]:
-    """``end - start`` of a ``range``: ``end`` itself from 0, ``X`` when ``end`` is ``start + X``."""
+    """``end - start`` of a ``range``: ``end`` itself from 0, ``X`` when ``end`` is ``start + X``
+    (also ``min(start + X, N)``: at most ``X``)."""
     if start is None or end is None:
         return None
     if start.is_const and start.value == 0:
@@ -71,6 +72,9 @@ def _span(start: Optional[Expr], end: Optional[Expr]) -> Optional[Expr]:
         rest = list(end.args)
         rest.remove(start)
         return total(rest)
+    if end.op == "min":
+        spans = [s for s in (_span(start, arg) for arg in end.args) if s is not None]
+        return spans[0] if len(spans) == 1 else None
     return None
 
 
@@ -410,6 +414,12 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
                 trips = public_expr(cdiv(end.expr - first, step.expr))
             self._loop_evidence(node, start, end, step)
             rows = self._rows_loop(node, span, step)
+            if rows and end.expr is not None and end.expr.op == "min":
+                # ``range(s, min(s + R, M))``: the rows stop at M, as a mask ``row < M`` would say
+                limits = frozenset(s for a in end.expr.args if _span(start.expr, a) is None
+                                   for s in a.symbols() if not s.startswith(PID_PREFIX))
+                if limits - {rows}:
+                    self.trace.binds.append((frozenset((rows,)), limits - {rows}, self.line(node), node_text(it), "compare"))
             target_val = Val(
                 shape=(),
                 dtype="int32",
