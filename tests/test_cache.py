@@ -282,3 +282,47 @@ def test_tuning_log(tmp_path):
     assert first["winner"] == "a" and first["candidates"][1]["ms"] is None and first["odd"] == "/x"
     assert "time" in first
     assert [r["key"] for r in read_tuning_log(path)] == [KEY, "k2"]
+
+
+# ----- what the cache refuses to read (issue 12) --------------------------------------------------
+@pytest.mark.parametrize("kind", ["fifo", "directory", "deep", "huge"])
+def test_only_regular_files_of_sane_size_and_depth_are_read(tmp_path, kind, monkeypatch):
+    import os
+    import time
+
+    from tiletune.runtime import cache as cache_mod
+
+    cache = make(tmp_path)
+    cache.path.parent.mkdir(parents=True)
+    if kind == "fifo":
+        os.mkfifo(cache.path)
+    elif kind == "directory":
+        cache.path.mkdir()
+    elif kind == "deep":
+        cache.path.write_text("[" * 50_000 + "]" * 50_000)
+    else:
+        monkeypatch.setattr(cache_mod, "MAX_FILE_BYTES", 1000)
+        doc = {"format": "tiletune-cache", "version": 1, "entries": {"k": {"pad": "x" * 2000}}}
+        cache.path.write_text(json.dumps(doc))
+    t0 = time.monotonic()
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        assert cache.get(KEY) is None and cache.entries() == {}
+        cache.put(KEY, ENTRY)  # moves the thing in the way aside and writes a real file
+    assert time.monotonic() - t0 < 10
+    said = cache_warnings(record)
+    assert said and str(cache.path) in str(said[0].message)
+    assert cache.path.is_file() and cache.get(KEY)["config"] == ENTRY["config"]
+
+
+def test_json_depth_is_counted_without_recursion():
+    from tiletune.runtime.cache import json_depth, loads_limited
+
+    deep = []
+    for _ in range(100_000):
+        deep = [deep]
+    assert json_depth(deep, limit=10) == 11  # stops early
+    assert json_depth({"a": [1, {"b": 2}]}) == 3 and json_depth(5) == 0
+    value, reason = loads_limited(b"[" * 40 + b"]" * 40)
+    assert value is None and "nested more than 32" in reason
+    assert loads_limited(b'{"a": [1]}') == ({"a": [1]}, None)

@@ -13,7 +13,6 @@ import math
 import os
 import subprocess
 import sys
-import textwrap
 import time
 import warnings
 from pathlib import Path
@@ -21,7 +20,6 @@ from pathlib import Path
 import pytest
 import torch
 import triton
-import triton.language as tl
 
 import tiletune
 from tiletune.errors import AnalysisError, TiletuneCacheWarning, TiletuneWarning, TuningError
@@ -31,6 +29,23 @@ from tiletune.tune import autotune as tune_function
 ROOT = Path(__file__).resolve().parent.parent
 WORKER = ROOT / "tests" / "reliability_worker.py"
 TIMEOUT_S = 300
+
+
+@pytest.fixture(autouse=True)
+def _case_timeout(request):
+    """Every case ends within its time limit: a hang fails the case instead of the run."""
+    import signal
+
+    limit = 960 if request.node.get_closest_marker("slow") else TIMEOUT_S
+
+    def expired(signum, frame):
+        raise TimeoutError(f"{request.node.name} ran for more than {limit} s (a hang)")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(limit)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
 
 
 def _env(cache: Path, **extra: str) -> dict:

@@ -272,13 +272,15 @@ class NotACacheFileError(OSError):
     """Something other than a regular file of sane size sits where a cache file belongs."""
 
 
-def read_regular_file(path: Path, limit: int = MAX_FILE_BYTES) -> Optional[bytes]:
-    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes; None if it does not exist.
+def read_regular_file(path: Path, limit: Optional[int] = None) -> Optional[bytes]:
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes (default
+    :data:`MAX_FILE_BYTES`); None if it does not exist.
 
     Opens with ``O_NONBLOCK`` and checks ``fstat`` before reading, so a FIFO,
     a device or a directory in its place is refused at once (OSError naming
     what it is) instead of blocking or reading for ever.
     """
+    limit = MAX_FILE_BYTES if limit is None else limit
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
         fd = os.open(path, flags)
