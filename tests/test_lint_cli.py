@@ -4,6 +4,7 @@ status, directory walking, select/ignore, --fix."""
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import subprocess
 import sys
@@ -195,3 +196,31 @@ def test_target_changes_tt009(tmp_path, capsys):
     rc_a100, out_a100, _ = lint(capsys, f, "--select", "TT009", "--target", "a100")
     assert (rc_h100, out_h100) == (0, "")
     assert rc_a100 == 1 and "a100" in out_a100 and " B" in out_a100
+
+
+class _Terminal(io.StringIO):
+    """A text stream that says it is a terminal (rich then draws its progress bar)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_directory_findings_stream_in_file_order_with_progress_on_a_terminal(tree):
+    from tiletune.lint import iter_lint_paths
+
+    for i in range(3):
+        (tree / "pkg" / f"bad{i}.py").write_text(BAD)
+    order = [path for path, _ in iter_lint_paths([str(tree / "pkg")], jobs=2)]
+    assert order == sorted(order) and len(order) == 5  # every file once, clean ones too, in file order
+    args = argparse.ArgumentParser()
+    add_lint_parser(args.add_subparsers())
+    out, err = io.StringIO(), _Terminal()
+    rc = run_lint(args.parse_args(["lint", str(tree / "pkg"), "--timing"]), stdout=out, stderr=err)
+    assert rc == 1 and out.getvalue().count(" TT001 ") == 4
+    assert "tiletune lint" in err.getvalue()  # the progress bar (rich, stderr)
+    assert "5 files, " in err.getvalue() and " s\n" in err.getvalue()
+
+
+def test_no_progress_bar_when_stderr_is_not_a_terminal(tree, capsys):
+    rc, out, err = lint(capsys, tree / "pkg")
+    assert rc == 1 and err == ""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from typing import Any, Optional
 
 from lsprotocol import types
@@ -69,7 +70,10 @@ class TiletuneLanguageServer(LanguageServer):
         cached = self._cache.get(uri)
         if cached is not None and cached[0] == key:
             return doc, cached[1]
-        diags = lint_source(source, doc.path or uri, target=self.target, codes=self.codes)
+        path = doc.path or uri
+        # project=True: rules may read this kernel's launches in the package's other
+        # modules (from disk), as `tiletune lint` does; this document is read from the buffer.
+        diags = lint_source(source, path, target=self.target, codes=self.codes, project=os.path.isfile(path))
         self._cache[uri] = (key, diags)
         return doc, diags
 
