@@ -101,7 +101,7 @@ HAND = '@triton.autotune(configs=[triton.Config({"BLOCK_SIZE": 256}), triton.Con
 
 
 def test_tt001_untuned_jit_kernel_with_default():
-    src = add_module("@triton.jit", default=" = 1024")
+    src = add_module("@triton.jit", default=" = 1024", launch="add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n)")
     (d,) = diags(src, "TT001")
     assert d.param == "BLOCK_SIZE" and d.kernel == "add_kernel"
     assert "1024" in d.message
@@ -429,8 +429,10 @@ def test_spec_tt001_respects_param_order():
         Param("FLAG", 1, S, constexpr=True, default="False"),
         Param("BLOCK", 2, Span(3, 4, 3, 9), constexpr=True, default="128", tiling=True),
     ]
-    (d,) = run([spec(params=params)], "TT001")
-    assert (d.line, d.column) == (3, 4) and not d.fixable  # dropping it would follow a defaulted FLAG
+    launch = LaunchSite(span=S, grid_span=S, grid_kind="tuple", grid_source="(1,)", positional_count=1)
+    (d,) = run([spec(params=params, launches=[launch])], "TT001")
+    assert (d.line, d.column) == (3, 4) and not d.fixable
+    assert run([spec(params=params)], "TT001") == []  # no launch seen: its callers are elsewhere
 
 
 def test_spec_tt002_launch_positional_counts_for_tt001():

@@ -22,8 +22,11 @@ class TilingDefault(Rule):
         and the default is what the kernel runs with: no config sets it, it is
         not computed by `@triton.heuristics`, it is not in the autotune `key`
         (a per-call input such as a head dimension), and some launch the analysis
-        sees does not pass it (or it sees no launch). A default that every
-        config or every launch overrides is dead code and is not reported.
+        sees does not pass it (for an autotuned kernel: or it sees no launch).
+        A default that every config or every launch overrides is dead code and
+        is not reported; nor is a jitted kernel no launch of which is seen (its
+        callers are elsewhere), nor a whole-extent block never masked against a
+        runtime size (it must equal the tensor's dimension: a shape, not a tile).
         """
     WHY = """
         A default is a hard-coded tiling: every launch that does not pass the
@@ -123,6 +126,36 @@ class TilingDefault(Rule):
             x = tl.load(x_ptr + row * n_cols + offs, mask=offs < n_cols, other=0.0)
             tl.store(out_ptr + row, tl.sum(x, axis=0))
         """,
+        # no launch of this jitted kernel is seen: its callers may pass BLOCK_N
+        """
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def row_sum_kernel(x_ptr, out_ptr, n_cols, BLOCK_N: tl.constexpr = 1024):
+            row = tl.program_id(0)
+            offs = tl.arange(0, BLOCK_N)
+            x = tl.load(x_ptr + row * n_cols + offs, mask=offs < n_cols, other=0.0)
+            tl.store(out_ptr + row, tl.sum(x, axis=0))
+        """,
+        # HEAD_DIM covers a whole row and is never masked: a shape, not a tile
+        """
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def scale_rows_kernel(x_ptr, out_ptr, stride, HEAD_DIM: tl.constexpr = 64):
+            row = tl.program_id(0)
+            offs = tl.arange(0, HEAD_DIM)
+            x = tl.load(x_ptr + row * stride + offs)
+            tl.store(out_ptr + row * stride + offs, x * 2)
+
+
+        def scale_rows(x, out):
+            scale_rows_kernel[(x.shape[0],)](x, out, x.stride(0))
+        """,
         # in the key: a per-call input
         """
         import triton
@@ -152,8 +185,10 @@ class TilingDefault(Rule):
             for p in k.params:
                 if not (p.tiling and p.default is not None) or p.name in k.heuristics:
                     continue
-                if p.name in supplied or p.name in key:
+                if p.name in supplied or p.name in key or _shape_like(p):
                     continue
+                if not tuned and not k.launches and not ctx.all_launches(k):
+                    continue  # a kernel for callers the analysis does not see: its default may be theirs
                 if all(passes(l, p) for l in k.launches):
                     # Launches in other modules are read only now (a launch here
                     # that does not pass it already settles it).
@@ -178,3 +213,12 @@ class TilingDefault(Rule):
             f"{then} and {who}, so this tile size is hard-coded; remove the default and let the "
             f"autotuner (or every launch) choose it"
         )
+
+
+def _shape_like(p) -> bool:
+    """A block that covers a whole extent (neither split across programs nor a
+    loop step) and is never masked against a runtime size must equal the
+    tensor's dimension (a head dimension): a shape, not a tiling choice."""
+    from tiletune.analysis.model import Role
+
+    return p.role == Role.INNER and p.bound is None
