@@ -30,12 +30,16 @@ def synth_argument_problems(
     dtypes: Mapping[str, str],
     fixed: Mapping[str, Any],
     hints: Mapping[str, Sequence[Any]],
+    pow2_required: bool = True,
 ) -> List[str]:
     """Every mistake in the command line's ``--shape``/``--dtype``/``--fixed``/``--hint`` for ``spec``.
 
     ``shapes`` are the ``--shape`` sizes (a tiling constexpr given there is
     fixed, so it is checked as ``--fixed`` is), ``dtypes`` the ``--dtype``
     pointers, ``fixed`` the ``--fixed`` values, ``hints`` the ``--hint`` lists.
+    ``num_warps``, ``num_stages`` and ``multibuffer`` are target knobs, not
+    kernel parameters.  ``pow2_required=False`` for Ascend targets:
+    Triton-Ascend's ``tl.arange`` takes any extent.
     """
     kernel = spec.name
     params = {p.name: p for p in spec.params}
@@ -56,7 +60,7 @@ def synth_argument_problems(
         p = tiling[name]
         if not _is_int(value) or value < max(1, p.min_value):
             out.append(f"{flag} {name}={value!r}: a tile size must be an integer >= {max(1, p.min_value)}")
-        elif p.power_of_two and not _pow2(value):
+        elif pow2_required and p.power_of_two and not _pow2(value):
             out.append(f"{flag} {name}={value}: {name} sizes a tl.arange, so it must be a power of two "
                        f"(e.g. {1 << (value.bit_length() - 1)} or {1 << value.bit_length()})")
 
@@ -74,7 +78,10 @@ def synth_argument_problems(
             pointers = ", ".join(p.name for p in spec.params if p.is_pointer) or "none"
             out.append(f"--dtype {name}: {name!r} is not a pointer argument of kernel {kernel!r} "
                        f"(pointers: {pointers})")
+    knobs = ("num_warps", "num_stages", "multibuffer")
     for name, value in fixed.items():
+        if name in knobs:
+            continue
         if name not in params:
             unknown("--fixed", name)
         elif not params[name].constexpr:
@@ -83,6 +90,8 @@ def synth_argument_problems(
         elif name in tiling:
             tile_value("--fixed", name, value)
     for name, values in hints.items():
+        if name in knobs:
+            continue
         if name not in params:
             unknown("--hint", name)
         elif not params[name].constexpr:

@@ -234,7 +234,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             given[n] = normalize_dtype(v)
         from ..cli_checks import synth_argument_problems
 
-        problems = synth_argument_problems(spec, shapes, given, fixed, hints)
+        ascend = bool(args.target) and get_target(args.target).is_ascend  # any tl.arange extent there
+        problems = synth_argument_problems(spec, shapes, given, fixed, hints, pow2_required=not ascend)
         if problems:
             raise _UsageError("\n  ".join(problems))
         defaults = default_dtypes(spec)
