@@ -413,13 +413,7 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
                 first = start.expr.substitute({s: 0 for s in start.expr.symbols() if s.startswith(PID_PREFIX)})
                 trips = public_expr(cdiv(end.expr - first, step.expr))
             self._loop_evidence(node, start, end, step)
-            rows = self._rows_loop(node, span, step)
-            if rows and end.expr is not None and end.expr.op == "min":
-                # ``range(s, min(s + R, M))``: the rows stop at M, as a mask ``row < M`` would say
-                limits = frozenset(s for a in end.expr.args if _span(start.expr, a) is None
-                                   for s in a.symbols() if not s.startswith(PID_PREFIX))
-                if limits - {rows}:
-                    self.trace.binds.append((frozenset((rows,)), limits - {rows}, self.line(node), node_text(it), "compare"))
+            rows = self._rows_loop(node, start, end, span, step)
             target_val = Val(
                 shape=(),
                 dtype="int32",
@@ -444,20 +438,27 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
         if node.orelse is not None:
             self.block(node.orelse.body)
 
-    def _rows_loop(self, node: cst.For, span: Optional[Expr], step: Val) -> Optional[str]:
+    def _rows_loop(self, node: cst.For, start: Val, end: Val, span: Optional[Expr], step: Val) -> Optional[str]:
         """The constexpr ``R`` of ``for r in range(R)`` / ``range(s, s + R)`` (unit step), else None.
 
         Such a loop walks ``R`` rows (or items) one at a time; when ``R`` also
         multiplies a program id (``row = pid * R + r``) it is a rows-per-program
         tiling parameter (see :mod:`.classify`).  The loop variable carries ``R``
-        as a tile extent, so ``row < M`` binds ``R`` to ``M``.
+        as a tile extent, so ``row < M`` binds ``R`` to ``M``, and so does
+        ``range(s, min(s + R, M))``.
         """
         if span is None or span.op != "sym" or span.args[0] not in self.constexprs:
             return None
         if step.expr is None or not (step.expr.is_const and step.expr.value == 1):
             return None
         name = span.args[0]
-        self.trace.loop_bounds.append((name, self.line(node)))
+        line = self.line(node)
+        self.trace.loop_bounds.append((name, line))
+        if end.expr is not None and end.expr.op == "min":
+            limits = frozenset(s for a in end.expr.args if _span(start.expr, a) is None
+                               for s in a.symbols() if not s.startswith(PID_PREFIX)) - {name}
+            if limits:
+                self.trace.binds.append((frozenset((name,)), limits, line, node_text(node.iter), "compare"))
         return name
 
     def _loop_evidence(self, node: cst.For, start: Val, end: Val, step: Val) -> None:
