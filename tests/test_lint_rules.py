@@ -170,6 +170,32 @@ def test_tt002_names_the_configs_never_set_are_the_callers():
     assert codes(keyed) == []
 
 
+def test_tt002_configs_empty_shape_passed_at_launch_is_not_reported():
+    src = """\
+        import tiletune
+        import triton
+        import triton.language as tl
+
+
+        @tiletune.autotune(configs=[], key=["n_rows"])
+        @triton.jit
+        def scale_rows_kernel(x_ptr, out_ptr, n_rows, stride, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
+            rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+            cols = tl.arange(0, HEAD_DIM)
+            offs = rows[:, None] * stride + cols[None, :]
+            mask = rows[:, None] < n_rows
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+
+        def scale_rows(x, out):
+            n_rows, d = x.shape
+            scale_rows_kernel[lambda meta: (triton.cdiv(n_rows, meta["BLOCK_M"]),)](x, out, n_rows, x.stride(0), HEAD_DIM=d)
+        """
+    assert diags(src, "TT002") == []  # HEAD_DIM is a shape: never masked, covers the row
+    fixed_tile = src.replace("HEAD_DIM=d)", "HEAD_DIM=d, BLOCK_M=64)")
+    assert [d.param for d in diags(fixed_tile, "TT002")] == ["BLOCK_M"]
+
+
 def test_tt002_meta_forwarding_and_unknown_configs_not_reported():
     fwd = add_module(HAND, launch='add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)](x, y, out, n, BLOCK_SIZE=meta["BLOCK_SIZE"])')
     assert diags(fwd, "TT002") == []

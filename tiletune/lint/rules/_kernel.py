@@ -20,6 +20,7 @@ __all__ = [
     "IDEMPOTENT_ATOMICS",
     "fmt_names",
     "param_by_name",
+    "shape_like",
 ]
 
 #: Atomic updates that repeated runs cannot change once the first run is done
@@ -127,3 +128,13 @@ def atomic_ops(kernel: Any) -> dict[str, set[str]]:
     for p in kernel.atomic_pointers:
         out.setdefault(p, {"?"})
     return out
+
+
+def shape_like(param: Any) -> bool:
+    """True for a block that covers a whole extent (neither split across
+    programs nor a loop step) and is never masked against a runtime size: it
+    must equal the tensor's dimension (a head dimension), so it is a shape the
+    caller passes, not a tiling choice."""
+    from tiletune.analysis.model import Role
+
+    return param.role == Role.INNER and param.bound is None

@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 from ..diagnostic import Diagnostic
 from ..registry import Invalid, LintContext, Rule
-from ._kernel import autotuner_supplies, is_autotuned, is_jitted, passes, tiletune_searches
+from ._kernel import autotuner_supplies, is_autotuned, is_jitted, passes, shape_like, tiletune_searches
 
 __all__ = ["TilingDefault"]
 
@@ -185,7 +185,7 @@ class TilingDefault(Rule):
             for p in k.params:
                 if not (p.tiling and p.default is not None) or p.name in k.heuristics:
                     continue
-                if p.name in supplied or p.name in key or _shape_like(p):
+                if p.name in supplied or p.name in key or shape_like(p):
                     continue
                 if not tuned and not k.launches and not ctx.all_launches(k):
                     continue  # a kernel for callers the analysis does not see: its default may be theirs
@@ -214,11 +214,3 @@ class TilingDefault(Rule):
             f"autotuner (or every launch) choose it"
         )
 
-
-def _shape_like(p) -> bool:
-    """A block that covers a whole extent (neither split across programs nor a
-    loop step) and is never masked against a runtime size must equal the
-    tensor's dimension (a head dimension): a shape, not a tiling choice."""
-    from tiletune.analysis.model import Role
-
-    return p.role == Role.INNER and p.bound is None

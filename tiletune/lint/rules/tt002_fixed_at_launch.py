@@ -10,7 +10,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..diagnostic import Diagnostic
 from ..registry import Invalid, LintContext, Rule
-from ._kernel import autotuner_supplies, literal_configs
+from ._kernel import autotuner_supplies, literal_configs, param_by_name, shape_like
 from ._cst import launch_kernel_name, remove_arg, start_of
 
 __all__ = ["FixedAtLaunch"]
@@ -28,7 +28,8 @@ class FixedAtLaunch(Rule):
         a keyword, a name the autotuner supplies: one the kernel's literal
         `triton.Config` list sets, or, under tiletune's `configs=[]` search, a
         tiling constexpr the search would choose (not in the autotune `key`, not
-        set by `@triton.heuristics`, no default). A name the configs never set
+        set by `@triton.heuristics`, no default, and not a whole-extent block
+        never masked against a runtime size, which is a shape). A name the configs never set
         (a head dimension, a chunk size in the `key`) is the caller's to pass and
         is not reported, nor is `NAME=meta["NAME"]` (it forwards the tuned value).
         Kernels whose configs are not a literal list are not checked: what they
@@ -170,6 +171,8 @@ class FixedAtLaunch(Rule):
                 for kw, text in launch.fixed.items():
                     if kw not in supplied or is_meta_lookup(kw, text):
                         continue
+                    if configs is None and _is_shape(k, kw):
+                        continue  # configs=[]: a whole-extent, unmasked block is a shape the caller passes
                     span = launch.keyword_spans.get(kw, launch.span)
                     if configs is not None:
                         msg = (
@@ -205,6 +208,11 @@ class FixedAtLaunch(Rule):
         if not t.done:
             raise FixError(f"launch keyword {param}= of kernel {d.kernel!r} not found at line {line}")
         return new
+
+
+def _is_shape(k: Any, name: str) -> bool:
+    p = param_by_name(k, name)
+    return p is not None and shape_like(p)
 
 
 def _literal(text: str) -> Any:
