@@ -157,7 +157,7 @@ class CandidatesStage:
                 self._noted_fixed.add(name)
                 value = f" = {fixed[name]!r}" if name in fixed else ""
                 report.note(f"tiling parameter {name}{value} {why}: left out of the search")
-        warn_untuned(self.kernel_name, verdict, self.hints, self._noted_fixed)
+        warn_untuned(self.kernel_name, verdict, self.hints, self._noted_fixed, spec)
         if not spec.complete:
             self._warn_incomplete(spec)
         missing_key = [s for s in shapes if s not in self.keys]

@@ -19,13 +19,21 @@ __all__ = ["warn_untuned"]
 
 
 def warn_untuned(kernel_name: str, verdict: Any, hints: Optional[Mapping[str, Sequence[Any]]],
-                 said: MutableSet[str], stacklevel: int = 6) -> None:
+                 said: MutableSet[str], spec: Any = None, stacklevel: int = 6) -> None:
     """Warn about launch-fixed tiling parameters and about a search with nothing to tune.
 
     ``verdict`` is the launch's :class:`~tiletune.analysis.tunability.Tunability`;
     ``said`` remembers what was already said for this kernel (one warning each).
+    With ``spec`` (the KernelSpec), a whole-extent parameter tied to no runtime
+    size (``HEAD_DIM``, ``NUM_BINS``: the problem's own size, role inner, no
+    bound) passed at launch is not warned about: the launch is where it belongs.
     """
-    launch = [n for n, why in verdict.fixed.items() if why.startswith("passed at launch")]
+    shape_defining = set()
+    if spec is not None:
+        shape_defining = {p.name for p in spec.tiling_params
+                          if getattr(p.role, "value", p.role) == "inner" and p.bound is None}
+    launch = [n for n, why in verdict.fixed.items()
+              if why.startswith("passed at launch") and n not in shape_defining]
     for name in launch:
         token = f"warned-launch:{name}"
         if token in said:
