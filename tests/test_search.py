@@ -388,3 +388,25 @@ def test_screening_uses_short_budgets_unless_the_user_chose_them(monkeypatch):
     chosen = tiletune.autotune(configs=[], key=["M", "N"], warmup=3, rep=7)(scale2d_kernel)
     chosen._method_used = "wall"
     assert chosen._screen_fn(full) is full
+
+
+def test_candidates_timed_while_others_compiled_are_timed_again_and_keep_the_lower_time(monkeypatch):
+    """_Trial._rescreen: contention can only add time, so the second (quiet) time replaces a higher first one."""
+    from tiletune.runtime.measure import _Trial
+
+    inj = Injected(monkeypatch, best=(16, 16))
+    configs = [triton.Config({"BLOCK_M": b, "BLOCK_N": b}) for b in (16, 32, 64)]
+    tuned = tiletune.autotune(configs=configs, key=["M", "N"], pre_hook=inj.pre_hook)(scale2d_kernel)
+    m, n = 8, 8
+    x, y = torch.randn(m, n), torch.empty(m, n)
+    grid = lambda meta: (triton.cdiv(m, meta["BLOCK_M"]), triton.cdiv(n, meta["BLOCK_N"]))  # noqa: E731
+    args, kwargs = (x, y, m, n), {"grid": grid, "warmup": False}
+    problem = tuned._problem(args, kwargs)
+    trial = _Trial(tuned, args, kwargs, problem, None, lambda fn: (fn(), 1.0)[1])
+    for c in configs:
+        trial.add(c)
+    # first times as if taken under contention: 16 looked slow (2.4 vs the quiet 1.0), 64 far too slow to matter
+    trial.timings = {0: 2.4, 1: 1.9, 2: 9.0}
+    got = trial._rescreen({0: 2.4, 1: 1.9, 2: 9.0})
+    assert got[0] == 1.0 and got[1] == 1.0, trial.failures  # within 1.5x of the best known (1.9): timed again, lower kept
+    assert got[2] == 9.0  # far slower: not timed again

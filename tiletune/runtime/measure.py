@@ -28,7 +28,7 @@ from tiletune.errors import TiletuneError, TuningError
 from . import bench as _bench
 from . import distributed as _dd
 from .decision import protect_side_effects
-from .parallel_compile import compiling, describe_error
+from .parallel_compile import compiling, describe_error, parallel_enabled
 from .report import TuningReport, config_str
 from .search import Descent, Point, first_batch_size, resolve_search
 from .side_effects import Snapshot, capture, outputs_match, verify_targets
@@ -55,6 +55,20 @@ def _retime_rounds() -> int:
     if env.isdigit():
         return int(env)
     return 1 if _bench.interpreting() else RETIME_ROUNDS
+
+
+#: Candidates timed while others compiled are timed again, once nothing compiles, when within this
+#: factor of the best time known (see _Trial._rescreen).
+RESCREEN_FACTOR = 1.5
+
+
+class _NoCompiles:
+    """A compile queue with nothing pending (for timing after the batch compiled)."""
+
+    futures: Dict[int, Any] = {}
+
+    def wait(self, k: int) -> Optional[str]:
+        return None
 
 
 class _CompileFailed(Exception):
@@ -155,9 +169,44 @@ class _Trial:
                     raise t._all_failed(self.configs, self.failures)
                 return {i: None for i in batch}
             result = self._bench(alive, queue, first)
+        # the same decision on every rank of a group (alive is agreed), from this rank's queue otherwise
+        if self.active:
+            overlapped = len(alive) > 1 and not _bench.interpreting() and parallel_enabled()
+        else:
+            overlapped = len(alive) > 1 and bool(queue.futures)
+        if overlapped:
+            result = self._rescreen(result)
         if jobs:
             report.note(f"compiled and timed {len(alive)} candidate(s) in {time.perf_counter() - t0:.2f}s "
                         f"({len(jobs)} compiled in the background)")
+        return result
+
+    def _rescreen(self, result: Dict[int, Optional[float]]) -> Dict[int, Optional[float]]:
+        """Time again, now that nothing compiles, the candidates within RESCREEN_FACTOR of the best known.
+
+        Timing while other candidates compile can only add time (compile
+        threads hold the GIL and the cores, so launches of a short kernel fall
+        behind the GPU); each candidate keeps the lower of its two times.  The
+        set is chosen from agreed times, so every rank of a group picks the same.
+        """
+        known = [t for t in self.timings.values() if t is not None]
+        if not known:
+            return result
+        best = min(known)
+        again = [i for i, ms in result.items() if ms is not None and ms <= RESCREEN_FACTOR * best]
+        if not again:
+            return result
+        before = {i: result[i] for i in again}
+        second = self._bench(again, _NoCompiles(), first=False)
+        for i in again:
+            ms = second.get(i)
+            if ms is None:  # failed when timed again (dropped, with its reason, by _bench)
+                self.timings.pop(i, None)
+                result[i] = None
+                continue
+            ms = min(ms, before[i])
+            self.timings[i] = ms
+            result[i] = ms
         return result
 
     def _bench(self, alive: List[int], queue: Any, first: bool) -> Dict[int, Optional[float]]:
