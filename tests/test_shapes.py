@@ -720,6 +720,9 @@ def test_next_pow2_expression_round_trip_and_z3():
 
     e = next_pow2(sym("N")) * 2
     assert parse_expr(str(e)) == e and e.substitute({"N": 33}).value == 128 and next_pow2(1).value == 1
+    # as written at a launch site: BLOCK_SIZE=triton.next_power_of_2(n_cols)
+    assert parse_expr("triton.next_power_of_2(n_cols)").evaluate({"n_cols": 1000}) == 1024
+    assert str(parse_expr("triton.cdiv(M, 128)")) == "cdiv(M, 128)"
     n = z3.Int("N")
     solver = z3.Solver()
     solver.add(n == 1000, e.to_z3({"N": n}) != 2048)

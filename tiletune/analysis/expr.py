@@ -353,7 +353,8 @@ def parse_expr(text: str) -> Expr:
     """Parse the text form of an expression (as printed by ``str(expr)``).
 
     Accepts integers, identifiers, ``+ - * //``, unary minus, parentheses and
-    the calls ``cdiv``, ``max``, ``min`` and ``next_power_of_2``.  Anything else raises
+    the calls ``cdiv``, ``max``, ``min`` and ``next_power_of_2`` (also spelled
+    ``triton.cdiv`` / ``triton.next_power_of_2``, as at a launch site).  Anything else raises
     :class:`ExprParseError`.  The text is parsed with :mod:`ast`, never run.
     """
     try:
@@ -361,6 +362,18 @@ def parse_expr(text: str) -> Expr:
     except SyntaxError as exc:
         raise ExprParseError(f"not an expression: {text!r} ({exc.msg})") from None
     return _from_ast(tree.body, text)
+
+
+def _call_name(node: ast.AST) -> str:
+    """``f`` of ``f(...)``, also ``triton.cdiv(...)`` / ``triton.next_power_of_2(...)`` as written at a launch."""
+    if not isinstance(node, ast.Call):
+        return ""
+    if isinstance(node.func, ast.Name):
+        return node.func.id
+    if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and node.func.value.id == "triton" \
+            and node.func.attr in ("cdiv", "next_power_of_2"):
+        return node.func.attr
+    return ""
 
 
 def _from_ast(node: ast.AST, text: str) -> Expr:
@@ -380,20 +393,16 @@ def _from_ast(node: ast.AST, text: str) -> Expr:
             return a * b
         if isinstance(node.op, ast.FloorDiv):
             return a // b
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in ("cdiv", "max", "min", "next_power_of_2")
-        and not node.keywords
-    ):
+    fname = _call_name(node)
+    if fname in ("cdiv", "max", "min", "next_power_of_2") and not node.keywords:
         args = [_from_ast(a, text) for a in node.args]
-        if node.func.id == "next_power_of_2" and len(args) == 1:
+        if fname == "next_power_of_2" and len(args) == 1:
             return next_pow2(args[0])
-        if node.func.id == "cdiv" and len(args) == 2:
+        if fname == "cdiv" and len(args) == 2:
             return cdiv(*args)
-        if node.func.id == "max" and args:
+        if fname == "max" and args:
             return emax(*args)
-        if node.func.id == "min" and args:
+        if fname == "min" and args:
             return emin(*args)
     raise ExprParseError(f"unsupported construct in expression {text!r}: {ast.dump(node)[:80]}")
 
