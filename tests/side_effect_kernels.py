@@ -41,3 +41,14 @@ def copy_fixed(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def double_and_track(x_ptr, seen_ptr, n, BLOCK: tl.constexpr):
+    """x *= 2 in place, and seen[0] = max(seen[0], max of the new x): seen shows whether every launch
+    started from the caller's x (restored after each benchmarked launch) or from a drifted one."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    y = tl.load(x_ptr + offs, mask=mask, other=0.0) * 2.0
+    tl.store(x_ptr + offs, y, mask=mask)
+    tl.atomic_max(seen_ptr, tl.max(y, axis=0))

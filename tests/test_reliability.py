@@ -348,6 +348,9 @@ def _cases():
         torch.manual_seed(2)
         return {"x_ptr": torch.randn(1000), "best_ptr": torch.zeros(4), "n": 1000}
 
+    def track_args():
+        return {"x_ptr": torch.arange(256, dtype=torch.float32) / 256, "seen_ptr": torch.zeros(1), "n": 256}
+
     def n_launch(kernel, a, **meta):
         n = a["n"]
         kernel[lambda m: (triton.cdiv(n, m["BLOCK"]),)](**a, **meta)
@@ -357,6 +360,8 @@ def _cases():
         "atomic_add_histogram": (histogram_fixture.KERNEL, ["n_elements"], hist_args, hist_launch, "BLOCK_SIZE", True),
         "atomic_add_sum": (sek.sum_into, ["n"], sum_args, n_launch, "BLOCK", True),
         "atomic_max": (sek.running_max, ["n"], max_args, n_launch, "BLOCK", False),
+        # restored after every benchmarked launch, not only at the end: seen must stay one launch's max
+        "in_place_tracked": (sek.double_and_track, ["n"], track_args, n_launch, "BLOCK", True),
     }
 
 

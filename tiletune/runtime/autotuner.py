@@ -394,7 +394,8 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
 
             def tune() -> tuple:
                 protection = _protect.kernel_protection(self, problem)  # configs=[]: inputs it writes into
-                with _decision.protect_side_effects(f"kernel {self.kernel_name!r}", problem.bound, protection):
+                with _decision.protect_side_effects(f"kernel {self.kernel_name!r}", problem.bound, protection), \
+                        _protect.after_each_launch(self, protection):
                     config, extra = self._search(args, kwargs, problem, pg)
                 return config, self._entry(config, extra), extra
 

@@ -7,9 +7,10 @@ them: Triton's answer is ``restore_value``/``reset_to_zero``, which the author
 must remember.  tiletune's analysis knows which pointers a kernel stores to,
 loads from and updates atomically, so ``configs=[]`` does it by itself:
 :func:`side_effect_plan` names the tensors that need it, :class:`Protection`
-copies them once before benchmarking and puts them back after every
-benchmarked launch, and before the real one; the user's tensors then come out
-exactly as one untuned launch leaves them.
+copies them once before tuning, :func:`after_each_launch` puts them back after
+every benchmarked launch and the decision path's ``protect_side_effects``
+once more before the real one; the user's tensors then come out exactly as
+one untuned launch leaves them.
 
 What needs protecting (each with its reason, for the one-time message):
 
@@ -31,16 +32,17 @@ those.  ``side_effects="error"`` refuses to tune such a kernel instead;
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence
 
 from tiletune.errors import TiletuneWarning, TuningError
 
 __all__ = ["MODES", "IDEMPOTENT_ATOMICS", "SideEffectPlan", "side_effect_plan", "Protection", "protection_for",
-           "kernel_protection", "check_mode"]
+           "kernel_protection", "after_each_launch", "check_mode"]
 
 MODES = ("restore", "error", "ignore")
 #: Atomics whose repetition with the same operand leaves memory as one application does.
@@ -180,6 +182,29 @@ class Protection:
                 self.restore()
 
         return protected
+
+
+@contextlib.contextmanager
+def after_each_launch(tuner: Any, protection: Optional[Protection]) -> Iterator[None]:
+    """While tuning, put ``protection``'s tensors back after every benchmarked launch (as Triton's
+    ``restore_value`` does), by wrapping ``tuner.post_hook``: every candidate then runs on the
+    user's values, so data-dependent indices or exits cannot drift from launch to launch."""
+    if not protection:
+        yield
+        return
+    original = tuner.post_hook
+
+    def post_hook(nargs: Any, exception: Optional[BaseException] = None) -> Any:
+        try:
+            return original(nargs, exception=exception)
+        finally:
+            protection.restore()
+
+    tuner.post_hook = post_hook
+    try:
+        yield
+    finally:
+        tuner.post_hook = original
 
 
 _said: set = set()
