@@ -73,6 +73,7 @@ Method
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import platform
@@ -550,47 +551,12 @@ class Bench:
             share = self._share(weight, weight_left, fixed_left)
             log(f"  exhaustive: {len(space.configs)} configs ({space.desc['n_heavy_pruned']} register-heavy pruned), "
                 f"budget {share:.0f}s")
-            exh = self.exhaustive(prob, space, time.perf_counter() + share)
+            exh = self._reused_exhaustive(name, skey) or self.exhaustive(prob, space, time.perf_counter() + share)
             ok_cfgs = exh["ok_configs"]
-            # first tune of triton.autotune over the exhaustive list (the valid configs)
-            n_list = len(ok_cfgs)
-            if not exh["complete"] and exh["n_done"]:
-                n_list = round(len(ok_cfgs) * exh["n_grid"] / exh["n_done"])
-            first = self.estimate_stock_first(prob, ok_cfgs, n_list)
-            first["list"] = "configs of the exhaustive grid that compiled and passed validation" + (
-                "" if exh["complete"] else " (grid not fully screened: size extrapolated)")
-            est = first.get("estimated_s")
-            room = self.left() - fixed_left - 30.0
-            family = name in {f.strip() for f in (self.opts.measure_exh_first or "").split(",")}
-            if family and name not in self.tt_exh_measured:
-                # once per fixture: it compiles every feasible point (the compile set is much the same per shape)
-                self.tt_exh_measured.add(name)
-                # the exhaustive first tune, measured: tiletune's own search="exhaustive" (every feasible
-                # point the model enumerates, compiled in parallel, overlapped with timing)
-                try:
-                    tex = self.first_tune_tiletune(prob, search="exhaustive")
-                    first["tiletune_exhaustive"] = {k: v for k, v in tex.items() if not k.startswith("_")}
-                    log(f"  tiletune(search='exhaustive') first tune measured {tex['first_tune_s']:.1f}s "
-                        f"({tex['n_candidates']} candidates timed): {tex['label']}")
-                except Exception as exc:  # noqa: BLE001
-                    first["tiletune_exhaustive"] = {"error": describe_exc(exc)}
-                    log(f"  tiletune(search='exhaustive') FAILED: {describe_exc(exc)}")
-                room = self.left() - fixed_left - 30.0
-            if (est is not None and exh["complete"] and family and 1.2 * est < room) or (
-                    est is not None and exh["complete"] and est <= self.opts.exh_first_max_s
-                    and len(ok_cfgs) <= self.opts.exh_first_max_configs
-                    and self.exh_first_spent + est <= self.opts.exh_first_total_s and 1.5 * est < room):
-                t_meas = time.perf_counter()
-                m = self.first_tune_stock(prob, ok_cfgs, "exh")
-                self.exh_first_spent += time.perf_counter() - t_meas
-                first.update({"measured": True, "first_tune_s": m["first_tune_s"],
-                              "cubins_in_fresh_cache": m["cubins_in_fresh_cache"], "picked": m["label"]})
-                log(f"  triton.autotune(exhaustive, {len(ok_cfgs)} configs) first tune measured "
-                    f"{m['first_tune_s']:.1f}s (estimate {est:.1f}s)")
+            if exh.get("reused_from"):
+                first = dict(exh.get("first_tune") or {"measured": False, "first_tune_s": None})
             else:
-                first.update({"measured": False, "first_tune_s": est})
-                log(f"  triton.autotune(exhaustive, {n_list} configs) first tune estimated "
-                    + ("(nothing to estimate)" if est is None else f"{est:.1f}s"))
+                first = self._exhaustive_first(name, prob, exh, ok_cfgs, fixed_left)
             # final interleaved re-timing
             top = self.opts.retime_top
 
@@ -651,6 +617,66 @@ class Bench:
             if not self.dev.dry:
                 torch.cuda.empty_cache()
         self.save()
+
+    def _reused_exhaustive(self, name: str, skey: str) -> Optional[dict]:
+        """The exhaustive screening of (fixture, shape) from ``--exhaustive-from`` JSON, if there: its top
+        configs are re-timed in this run with the others (the screening itself is not repeated)."""
+        for path in self.opts.exhaustive_from or []:
+            data = json.loads(Path(path).read_text())
+            old = ((data.get("tune") or {}).get(name) or {}).get(skey) or {}
+            ex = old.get("exhaustive") or {}
+            if not ex.get("top"):
+                continue
+            rec = {k: v for k, v in ex.items() if k not in ("retimed", "ms", "best")}
+            rec["ok_configs"] = [triton.Config(dict(t["config"]["kwargs"]), num_warps=t["config"]["num_warps"],
+                                               num_stages=t["config"]["num_stages"]) for t in ex["top"]]
+            rec["reused_from"] = str(path)
+            log(f"  exhaustive: screening reused from {path} ({len(rec['ok_configs'])} top configs re-timed here)")
+            return rec
+        return None
+
+    def _exhaustive_first(self, name: str, prob: Problem, exh: dict, ok_cfgs: list, fixed_left: float) -> dict:
+        """The first tune of triton.autotune over the exhaustive list: estimated, or measured where it fits."""
+        # first tune of triton.autotune over the exhaustive list (the valid configs)
+        n_list = len(ok_cfgs)
+        if not exh["complete"] and exh["n_done"]:
+            n_list = round(len(ok_cfgs) * exh["n_grid"] / exh["n_done"])
+        first = self.estimate_stock_first(prob, ok_cfgs, n_list)
+        first["list"] = "configs of the exhaustive grid that compiled and passed validation" + (
+            "" if exh["complete"] else " (grid not fully screened: size extrapolated)")
+        est = first.get("estimated_s")
+        room = self.left() - fixed_left - 30.0
+        family = name in {f.strip() for f in (self.opts.measure_exh_first or "").split(",")}
+        if family and name not in self.tt_exh_measured:
+            # once per fixture: it compiles every feasible point (the compile set is much the same per shape)
+            self.tt_exh_measured.add(name)
+            # the exhaustive first tune, measured: tiletune's own search="exhaustive" (every feasible
+            # point the model enumerates, compiled in parallel, overlapped with timing)
+            try:
+                tex = self.first_tune_tiletune(prob, search="exhaustive")
+                first["tiletune_exhaustive"] = {k: v for k, v in tex.items() if not k.startswith("_")}
+                log(f"  tiletune(search='exhaustive') first tune measured {tex['first_tune_s']:.1f}s "
+                    f"({tex['n_candidates']} candidates timed): {tex['label']}")
+            except Exception as exc:  # noqa: BLE001
+                first["tiletune_exhaustive"] = {"error": describe_exc(exc)}
+                log(f"  tiletune(search='exhaustive') FAILED: {describe_exc(exc)}")
+            room = self.left() - fixed_left - 30.0
+        if (est is not None and exh["complete"] and family and 1.2 * est < room) or (
+                est is not None and exh["complete"] and est <= self.opts.exh_first_max_s
+                and len(ok_cfgs) <= self.opts.exh_first_max_configs
+                and self.exh_first_spent + est <= self.opts.exh_first_total_s and 1.5 * est < room):
+            t_meas = time.perf_counter()
+            m = self.first_tune_stock(prob, ok_cfgs, "exh")
+            self.exh_first_spent += time.perf_counter() - t_meas
+            first.update({"measured": True, "first_tune_s": m["first_tune_s"],
+                          "cubins_in_fresh_cache": m["cubins_in_fresh_cache"], "picked": m["label"]})
+            log(f"  triton.autotune(exhaustive, {len(ok_cfgs)} configs) first tune measured "
+                f"{m['first_tune_s']:.1f}s (estimate {est:.1f}s)")
+        else:
+            first.update({"measured": False, "first_tune_s": est})
+            log(f"  triton.autotune(exhaustive, {n_list} configs) first tune estimated "
+                + ("(nothing to estimate)" if est is None else f"{est:.1f}s"))
+        return first
 
     def part_tune(self, fixture_names: List[str], shape_idx: Optional[List[int]], synth_weight: float) -> None:
         import fixtures

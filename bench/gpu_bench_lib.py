@@ -585,6 +585,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                     help="comma list of shape indices into the chosen set (BENCH_SHAPES, then ODD_SHAPES; default all)")
     ap.add_argument("--shape-set", default="existing,odd",
                     help="existing (the fixtures' BENCH_SHAPES), odd (ODD_SHAPES) or both (default)")
+    ap.add_argument("--exhaustive-from", nargs="+", default=None, metavar="JSON",
+                    help="reuse the exhaustive screenings of earlier runs (their top configs are re-timed here)")
     ap.add_argument("--search", default=None,
                     help="tiletune's search= for the tune part (fast, default, exhaustive; default: TILETUNE_SEARCH)")
     ap.add_argument("--measure-exh-first", default="",

@@ -78,7 +78,7 @@ class SearchPolicy:
 SEARCH_MODES: Dict[str, SearchPolicy] = {
     "fast": SearchPolicy("fast", first_min=2, first_max=4, seeds=1, max_compiles=8, max_seconds=3.0,
                          synth_top_k=8),
-    "default": SearchPolicy("default", first_min=3, first_max=8, seeds=1, max_compiles=24, max_seconds=8.0,
+    "default": SearchPolicy("default", first_min=3, first_max=8, seeds=2, max_compiles=24, max_seconds=8.0,
                             synth_top_k=16),
     "exhaustive": SearchPolicy("exhaustive", first_min=100_000, first_max=100_000, descent=False,
                                max_compiles=0, max_seconds=float("inf"), synth_top_k=100_000),
