@@ -285,6 +285,22 @@ def test_tt004_unknown_decorator_above_autotune_is_fine():
     assert "TT004" not in codes(src)
 
 
+def test_tt004_wrapper_from_elsewhere_is_not_reported():
+    # An imported decorator may be a triton.KernelInterface (FlagGems' libentry is).
+    src = "from .utils import libentry\n" + add_module(f"{HAND.splitlines()[0]}\n@libentry()\n@triton.jit")
+    assert "TT004" not in codes(src)
+
+
+def test_tt005_fork_keywords_are_not_stock_triton():
+    fork = add_module('@triton.autotune(configs=[], generate_configs="bmm", key=["n_elements"])\n@triton.jit')
+    assert "TT005" not in codes(fork)
+
+
+def test_tt007_star_kwargs_may_carry_hooks():
+    src = ATOMIC.replace("DECORATOR", TWO[1:-1] + ", **tune_kwargs)").replace("ATOMIC", "atomic_add")
+    assert diags(src, "TT007") == []
+
+
 def test_tt005_tiletune_patch_or_tiletune_autotune_enable():
     plain = '@triton.autotune(configs=[], key=["n_elements"])\n@triton.jit'
     (d,) = diags(add_module(plain), "TT005")

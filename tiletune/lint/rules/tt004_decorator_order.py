@@ -19,7 +19,10 @@ class DecoratorOrder(Rule):
     WHAT = """
         An `autotune` (or `heuristics`) decorator is applied before `@triton.jit`
         (written below it), or a decorator that is neither `heuristics` nor
-        `autotune` sits between `autotune` and `jit`. `@triton.autotune` over
+        `autotune` sits between `autotune` and `jit` and is a plain function
+        wrapper of this module (a `def` returning a function it defines). A
+        decorator defined elsewhere or that is a class is not reported: it may be
+        a `triton.KernelInterface` that provides what the autotuner needs. `@triton.autotune` over
         `@triton.heuristics` over `@triton.jit` is legal and not reported, and so
         is any decorator above `autotune`.
         """
@@ -109,7 +112,7 @@ class DecoratorOrder(Rule):
             tune_i = tune_at[-1]
             tune = decs[tune_i]
             for d in decs[tune_i + 1 : jit_i]:
-                if d.kind == "other":
+                if d.kind == "other" and _plain_function_wrapper(ctx, d.qualname):
                     yield ctx.report(
                         "TT004",
                         d.span,
@@ -120,3 +123,27 @@ class DecoratorOrder(Rule):
                     )
 
 
+
+
+def _plain_function_wrapper(ctx: LintContext, qualname: str) -> bool:
+    """True when decorator ``qualname`` is a function of this module that returns
+    a function it defines (``def traced(fn): def wrapper(...): ...; return
+    wrapper``): such a wrapper has no ``arg_names`` or ``run``.  A decorator
+    defined elsewhere, a class or a factory may well provide them (a
+    ``triton.KernelInterface`` subclass such as FlagGems' ``libentry``), so
+    it is not reported: the lint cannot see what it returns."""
+    import ast
+
+    name = qualname.split("(")[0]
+    if "." in name:
+        return False
+    try:
+        tree = ast.parse(ctx.source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            inner = {n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            returns = [n for n in ast.walk(node) if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)]
+            return bool(inner) and any(r.value.id in inner for r in returns)
+    return False

@@ -8,7 +8,13 @@ from ..diagnostic import Diagnostic
 from ..registry import Invalid, LintContext, Rule
 from ._kernel import fmt_names, param_by_name
 
-__all__ = ["EmptyConfigsWithoutTiletune"]
+__all__ = ["EmptyConfigsWithoutTiletune", "STOCK_AUTOTUNE_ARGS"]
+
+#: Keywords of stock ``triton.autotune`` (Triton 3.6).
+STOCK_AUTOTUNE_ARGS = frozenset(
+    {"configs", "key", "prune_configs_by", "reset_to_zero", "restore_value", "pre_hook", "post_hook", "warmup", "rep",
+     "use_cuda_graph", "do_bench", "cache_results"}
+)
 
 
 class EmptyConfigsWithoutTiletune(Rule):
@@ -18,7 +24,10 @@ class EmptyConfigsWithoutTiletune(Rule):
     severity = "error"
     WHAT = """
         `@triton.autotune(configs=[], ...)` in a module that neither imports
-        `tiletune.patch` nor uses `tiletune.autotune`.
+        `tiletune.patch` nor uses `tiletune.autotune`. An autotune call with
+        keywords stock Triton does not take (a vendor fork's
+        `generate_configs=`) is not reported: that fork decides what an empty
+        list means.
         """
     WHY = """
         `configs=[]` means "synthesise the configs" only once tiletune is enabled.
@@ -67,6 +76,8 @@ class EmptyConfigsWithoutTiletune(Rule):
             at = k.autotune
             if at is None or not at.configs_empty or at.qualname.split(".")[0] == "tiletune":
                 continue
+            if {n for n in at.other if not n.startswith("*")} - STOCK_AUTOTUNE_ARGS:
+                continue  # a Triton fork's autotune (e.g. generate_configs=): not stock Triton's behaviour
             span = at.arg_spans.get("configs", at.span)
             tiling = [p.name for p in k.params if p.tiling]
             missing = [n for n in tiling if param_by_name(k, n).default is None]

@@ -199,8 +199,8 @@ def _literal_text(text: Optional[str]) -> Optional[str]:
 
 
 def _has_pre_hook(at: Any) -> bool:
-    if "pre_hook" in at.other:
-        return True
+    if "pre_hook" in at.other or "**" in at.other:
+        return True  # (``**kwargs`` may carry a pre_hook, restore_value or reset_to_zero)
     return any("pre_hook" in c.extra or "pre_hook" in c.unresolved for c in (at.configs or []))
 
 
