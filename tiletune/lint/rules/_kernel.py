@@ -78,11 +78,12 @@ def tiletune_searches(module: Any, kernel: Any) -> bool:
     return at.qualname.split(".")[0] == "tiletune" or bool(module.enables_tiletune)
 
 
-def tunability_of(kernel: Any) -> Any:
-    """The shared verdict (:class:`tiletune.analysis.tunability.Tunability`)."""
+def tunability_of(kernel: Any, launch_kwargs: Optional[list[str]] = None) -> Any:
+    """The shared verdict (:class:`tiletune.analysis.tunability.Tunability`),
+    for one launch when ``launch_kwargs`` (its keyword names) are given."""
     from tiletune.analysis.tunability import tunability
 
-    return tunability(kernel)
+    return tunability(kernel, launch_kwargs=launch_kwargs)
 
 
 def autotuner_supplies(module: Any, kernel: Any) -> Optional[frozenset[str]]:

@@ -174,7 +174,8 @@ def _tuned_at(module: Any, k: Any, launch: Any) -> list[str]:
         # default and no heuristic, can only come from them.
         names = [p.name for p in k.params if p.constexpr and p.default is None and p.name not in k.heuristics]
     elif tiletune_searches(module, k):
-        names = list(tunability_of(k).tuned)
+        # what tiletune tunes for this launch: the shared verdict given its keywords
+        names = list(tunability_of(k, launch_kwargs=list(launch.fixed)).tuned)
     else:
         names = [p.name for p in k.params if p.name in supplied]
     by_name = {p.name: p for p in k.params}
