@@ -410,3 +410,22 @@ def test_candidates_timed_while_others_compiled_are_timed_again_and_keep_the_low
     got = trial._rescreen({0: 2.4, 1: 1.9, 2: 9.0})
     assert got[0] == 1.0 and got[1] == 1.0, trial.failures  # within 1.5x of the best known (1.9): timed again, lower kept
     assert got[2] == 9.0  # far slower: not timed again
+
+
+def test_a_gaining_move_is_repeated_one_step_at_a_time_down_a_long_valley():
+    from tiletune.runtime.search import diverse_seeds, repeat_move
+
+    assert repeat_move(Point.of({"B": 128}, 16, 3), Point.of({"B": 64}, 16, 3)).values() == {"B": 32}
+    assert repeat_move(Point.of({"B": 4}, 16, 3), Point.of({"B": 4}, 8, 3)).num_warps == 4
+    assert repeat_move(Point.of({"B": 4}, 16, 2), Point.of({"B": 4}, 16, 1)) is None  # no stage 0
+    # num_warps 32 -> 1 and a tile 128 -> 2 (H100 int8_gemv's winner was that far from the model's pick)
+    time_of = bowl({"BM": 2, "BN": 128, "w": 1})
+    start = Point.of({"BM": 128, "BN": 128}, 32, 3)
+    result, measured = run_descent(start, time_of, SearchPolicy("t", 1, 1, seeds=1, max_compiles=40, max_seconds=1e9))
+    best = min((t, p.signature(), p) for p, t in result.times.items() if t is not None)[2]
+    assert best.values()["BM"] == 2 and best.num_warps == 1
+    assert len(measured) <= 40
+    # seeds: the second comes from another tile when one was measured
+    a, b, c = Point.of({"B": 64}, 4, 3), Point.of({"B": 64}, 4, 4), Point.of({"B": 16}, 4, 3)
+    assert diverse_seeds([a, b, c], 2) == [a, c]
+    assert diverse_seeds([a, b], 2) == [a, b]

@@ -37,6 +37,8 @@ __all__ = [
     "resolve_search",
     "first_batch_size",
     "neighbours",
+    "repeat_move",
+    "diverse_seeds",
     "Descent",
     "config_signature",
 ]
@@ -221,6 +223,47 @@ def neighbours(point: Point, tiling: Sequence[str], hints: Optional[Mapping[str,
     return unique
 
 
+def repeat_move(a: Point, b: Point, *, launch_options: bool = True, warps: Sequence[int] = WARPS,
+                stages: Sequence[int] = tuple(range(MIN_STAGES, MAX_STAGES + 1))) -> Optional[Point]:
+    """The point one more step along the single move ``a -> b`` (x2, /2, +-1), or None (not a repeatable
+    move: a hint value, a bound, a change of more than one coordinate)."""
+    av, bv = a.values(), b.values()
+    changed = [k for k in set(av) | set(bv) if av.get(k) != bv.get(k)]
+    if len(changed) == 1 and a.num_warps == b.num_warps and a.num_stages == b.num_stages:
+        k = changed[0]
+        x, y = av.get(k), bv.get(k)
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (x, y)):
+            return None
+        z = y * y // x if y > x else y // (x // y) if x % y == 0 else 0
+        return b.with_value(k, z) if z >= 1 and z != y else None
+    if changed or not launch_options:
+        return None
+    if a.num_warps != b.num_warps and a.num_stages == b.num_stages and a.num_warps and b.num_warps:
+        w = b.num_warps * b.num_warps // a.num_warps if b.num_warps > a.num_warps else b.num_warps // 2
+        return Point(b.kwargs, w, b.num_stages) if w in warps and w != b.num_warps else None
+    if a.num_stages != b.num_stages and a.num_warps == b.num_warps and a.num_stages and b.num_stages:
+        s = b.num_stages + (b.num_stages - a.num_stages)
+        return Point(b.kwargs, b.num_warps, s) if s in stages else None
+    return None
+
+
+def diverse_seeds(ranked: Sequence[Point], n: int) -> List[Point]:
+    """The first ``n`` seeds of ``ranked`` (best first), each after the first from another tile than the
+    seeds before it when one was measured (the two best configs often differ only in num_stages: one basin)."""
+    seeds: List[Point] = []
+    for p in ranked:
+        if len(seeds) >= n:
+            break
+        if all(p.kwargs != q.kwargs for q in seeds):
+            seeds.append(p)
+    for p in ranked:  # fewer tiles than seeds: fill up in order
+        if len(seeds) >= n:
+            break
+        if p not in seeds:
+            seeds.append(p)
+    return seeds
+
+
 @dataclass
 class DescentResult:
     """What the descent did: every measured time (None: failed), its moves, and why it stopped."""
@@ -279,7 +322,7 @@ class Descent:
         self.times.update(measured)
         moves: List[Tuple[Point, Point, float]] = []
         ok = sorted((t, p.signature(), p) for p, t in self.times.items() if t is not None)
-        seeds = [p for _, _, p in ok[: max(1, self.policy.seeds)]]
+        seeds = diverse_seeds([p for _, _, p in ok], max(1, self.policy.seeds))
         stopped = "no seed" if not seeds else "converged"
         visited_centres: set = set()
         for seed in seeds:
@@ -314,10 +357,36 @@ class Descent:
                 t, _, q = min(cands)
                 if t < best_t * (1.0 - self.policy.gain):
                     moves.append((centre, q, t))
-                    centre = q
+                    centre, over = self._extend(centre, q, moves)
+                    if over:
+                        return self._result(moves, "budget")
                     continue
                 break
         return self._result(moves, stopped)
+
+    def _extend(self, start: Point, end: Point, moves: List[Tuple[Point, Point, float]]) -> Tuple[Point, bool]:
+        """Keep taking the move ``start -> end`` while it gains (one measurement a step): a long valley
+        (num_warps 32 -> 1, a tile 128 -> 2) is walked in a step per halving, not a neighbourhood per halving.
+        Returns ``(new centre, budget spent)``."""
+        prev, cur = start, end
+        while True:
+            nxt = repeat_move(prev, cur, **self.moves_kw)
+            if nxt is None or nxt in self.rejected:
+                return cur, False
+            if nxt not in self.times:
+                if not self.feasible(nxt):
+                    self.rejected.add(nxt)
+                    return cur, False
+                if self.measured >= self.policy.max_compiles or self._should_stop():
+                    return cur, True
+                (t,) = list(self.measure([nxt]))
+                self.measured += 1
+                self.times[nxt] = t
+            t_cur, t_nxt = self.times[cur], self.times[nxt]
+            if t_nxt is None or t_cur is None or not t_nxt < t_cur * (1.0 - self.policy.gain):
+                return cur, False
+            moves.append((cur, nxt, t_nxt))
+            prev, cur = cur, nxt
 
     def _result(self, moves: List[Tuple[Point, Point, float]], stopped: str) -> DescentResult:
         return DescentResult(dict(self.times), moves, self.measured, len(self.rejected), stopped)
