@@ -23,6 +23,8 @@ class TilingDefault(Rule):
         not computed by `@triton.heuristics`, it is not in the autotune `key`
         (a per-call input such as a head dimension), and some launch the analysis
         sees does not pass it (for an autotuned kernel: or it sees no launch).
+        The launches are those of the kernel's module, or, when it has none
+        there, those in the other modules of its package.
         A default that every config or every launch overrides is dead code and
         is not reported; nor is a jitted kernel no launch of which is seen (its
         callers are elsewhere), nor a whole-extent block never masked against a
@@ -189,9 +191,12 @@ class TilingDefault(Rule):
                     continue
                 if not tuned and not k.launches and not ctx.all_launches(k):
                     continue  # a kernel for callers the analysis does not see: its default may be theirs
-                if all(passes(l, p) for l in k.launches):
-                    # Launches in other modules are read only now (a launch here
-                    # that does not pass it already settles it).
+                if k.launches:
+                    if all(passes(l, p) for l in k.launches):
+                        continue  # every launch in the kernel's own module passes it
+                else:
+                    # Launched only from other modules of the package: read those
+                    # launches (costly; once per kernel, only now).
                     if launches is None:
                         launches = ctx.all_launches(k)
                     if launches and all(passes(l, p) for l in launches):
