@@ -419,6 +419,11 @@ def test_tt008_reports_each_bad_value():
     assert "64 or 128" in found[0].message or "64 or 128" in found[1].message
 
 
+def test_tt008_not_on_ascend_targets():
+    rule = next(r for r in all_rules() if r.code == "TT008")
+    assert diags(rule.bad, "TT008") and diags(rule.bad, "TT008", target="ascend910b1") == []
+
+
 def test_tt009_small_config_fits_and_big_one_reports_bytes():
     _needs("TT009")
     rule = next(r for r in all_rules() if r.code == "TT009")
