@@ -83,7 +83,12 @@ def _lint_one(args: tuple) -> tuple[str, list[Diagnostic]]:
         return path, lint_file(path, **kwargs)
     except Exception as exc:  # noqa: BLE001 - one file must not cost the others their findings
         codes = kwargs.get("codes")
-        return path, ([] if codes is not None and ANALYSIS_FAILED not in codes else [analysis_failed(path, exc)])
+        if codes is not None and ANALYSIS_FAILED not in codes:
+            return path, []
+        try:
+            return path, [analysis_failed(path, exc)]
+        except Exception:  # noqa: BLE001 - an exception whose str() fails (libcst's recursion KeyError)
+            return path, [analysis_failed(path, RuntimeError(type(exc).__name__))]
 
 
 def _lint_parallel(files: list[str], jobs: int, kwargs: dict) -> Iterator[tuple[str, list[Diagnostic]]]:
