@@ -115,3 +115,24 @@ def test_in_process_parser_wiring(populated, capsys):
     assert args.func is run_cache
     assert run_cache(args) == 0
     assert "matmul_kernel" in capsys.readouterr().out
+
+
+def test_show_well_formed_file_with_garbage_values(tmp_path):
+    """A file that parses but whose fields have any JSON type: shown as it is, no traceback."""
+    (tmp_path / "kernel").mkdir()
+    doc = {
+        "format": "tiletune-cache", "version": 1, "name": "k", "kind": "kernel", "source_hash": 5, "fingerprint": "x",
+        "entries": {
+            "a": {"config": "garbage", "timings_ms": [1, 2], "best_ms": "fast", "created": {"x": 1}},
+            "b": {"config": {"kwargs": [1, 2], "num_warps": {"a": 1}}, "timings_ms": {"x": "y", "z": None},
+                  "method": ["w"]},
+            "c": {},
+            "d": {"config": {"c": 1}, "time_ms": 2.5, "timings_ms": [{"config": {"c": 1}, "ms": 2.5}]},
+        },
+    }
+    (tmp_path / "kernel" / "k-0000000000000000.json").write_text(json.dumps(doc))
+    for args in (["list"], ["show", "k"], ["show", "k", "--json"]):
+        result = cli(tmp_path, *args, "--dir", str(tmp_path))
+        assert result.returncode == 0 and "Traceback" not in result.stderr, (args, result.stderr)
+    shown = cli(tmp_path, "show", "k", "--dir", str(tmp_path)).stdout
+    assert '-> "garbage"' in shown and "fingerprint='x'" in shown and "best 2.5 ms" in shown

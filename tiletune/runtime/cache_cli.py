@@ -43,7 +43,8 @@ def _human_size(n: int) -> str:
 
 
 def format_config(config: Any) -> str:
-    """A one-line readable form of a stored config: ``BLOCK_M=128, num_warps=4, ...`` or its JSON."""
+    """A one-line readable form of a stored config: ``BLOCK_M=128, num_warps=4, ...`` or its JSON
+    (any JSON value is shown, a malformed one too)."""
     if isinstance(config, dict) and isinstance(config.get("kwargs"), dict):
         parts = [f"{k}={v}" for k, v in config["kwargs"].items()]
         for k, v in config.items():
@@ -55,9 +56,10 @@ def format_config(config: Any) -> str:
 
 
 def _best_ms(entry: Dict[str, Any]) -> Optional[float]:
-    best = entry.get("best_ms")
-    if isinstance(best, (int, float)) and not isinstance(best, bool):
-        return float(best)
+    for field in ("best_ms", "time_ms"):  # kernel entries time every candidate; function entries keep time_ms
+        best = entry.get(field)
+        if isinstance(best, (int, float)) and not isinstance(best, bool):
+            return float(best)
     timings = entry.get("timings_ms")
     if isinstance(timings, dict):
         times = [t for t in timings.values() if isinstance(t, (int, float)) and not isinstance(t, bool)]
@@ -152,7 +154,8 @@ def _cmd_show(args: argparse.Namespace, out: TextIO) -> int:
             print(f"  corrupt: {info['error']}", file=out)
             continue
         fp = info.get("fingerprint") or {}
-        print(f"  source {info.get('source_hash')}  " + " ".join(f"{k}={v}" for k, v in sorted(fp.items())), file=out)
+        versions = " ".join(f"{k}={v}" for k, v in sorted(fp.items())) if isinstance(fp, dict) else f"fingerprint={fp!r}"
+        print(f"  source {info.get('source_hash')}  {versions}", file=out)
         if not info["entries"]:
             print("  (no entries)", file=out)
         for key, entry in sorted(info["entries"].items()):
@@ -162,7 +165,7 @@ def _cmd_show(args: argparse.Namespace, out: TextIO) -> int:
             if isinstance(timings, dict):
                 details.append(f"{len(timings)} candidates")
             for field in ("method", "created"):
-                if entry.get(field):
+                if isinstance(entry.get(field), (str, int, float)):
                     details.append(str(entry[field]))
             if entry.get("fingerprint") != info.get("fingerprint"):
                 details.append("tuned under another fingerprint")
@@ -243,7 +246,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """``python -m tiletune.runtime.cache_cli {list,show,clear}``."""
     parser = argparse.ArgumentParser(prog="tiletune cache", description="Look at and remove cached tuning winners.")
     add_cache_subcommands(parser)
-    return run_cache(parser.parse_args(argv))
+    try:
+        return run_cache(parser.parse_args(argv))
+    except BrokenPipeError:  # e.g. piped into head
+        return 0
 
 
 if __name__ == "__main__":
