@@ -620,3 +620,13 @@ def test_edited_entry_of_a_hand_config_list_warns_and_retunes(fresh_cache):
     assert len(said) == 1 and "is not one of the kernel's 2 configs" in said[0] and str(path) in said[0]
     assert torch.equal(out, x + 1)
     assert json.loads(path.read_text())["entries"][key]["config"]["kwargs"]["BLOCK"] in (32, 64)
+
+
+def test_fifo_in_place_of_the_tuning_log_never_blocks(populated, tmp_path):
+    _, path_src = populated
+    cache = tmp_path / "cache"
+    (cache / "logs").mkdir(parents=True)
+    os.mkfifo(cache / "logs" / path_src.name.replace(".json", ".jsonl"))
+    report = _run_worker(cache, [GOOD_SIZE])
+    assert report["results"][str(GOOD_SIZE)]["ok"]
+    assert any("tuning log" in text for _, text in report["warnings"]), report["warnings"]

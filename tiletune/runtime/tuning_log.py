@@ -13,6 +13,7 @@ import json
 import math
 import numbers
 import os
+import stat
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
@@ -63,7 +64,11 @@ def append_tuning_log(
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
-            with open(path, "a", encoding="utf-8") as f:
+            # O_NONBLOCK + fstat: a FIFO or device in the log's place is refused at once, never waited on
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o644)
+            with os.fdopen(fd, "a", encoding="utf-8") as f:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise OSError(f"{path} is not a regular file; remove it")
                 f.write(text)
                 f.flush()
                 os.fsync(f.fileno())
