@@ -430,3 +430,12 @@ def test_a_gaining_move_is_repeated_one_step_at_a_time_down_a_long_valley():
     a, b, c = Point.of({"B": 64}, 4, 3), Point.of({"B": 64}, 4, 4), Point.of({"B": 16}, 4, 3)
     assert diverse_seeds([a, b, c], 2) == [a, c]
     assert diverse_seeds([a, b], 2) == [a, b]
+
+
+def test_descent_with_verify_compares_every_batch_with_the_first_reference(monkeypatch):
+    inj = Injected(monkeypatch, best=(4, 128))
+    tuned = tiletune.autotune(configs=[], key=["M", "N"], top_k=1, search="default", verify=True,
+                              pre_hook=inj.pre_hook)(scale2d_kernel)
+    launch(tuned)  # asserts y == 2 x after tuning
+    assert (tuned.best_config.kwargs["BLOCK_M"], tuned.best_config.kwargs["BLOCK_N"]) == (4, 128)
+    assert tuned.search_facts["descent_measured"] > 0
