@@ -8,8 +8,8 @@ per kernel (at decoration) and turns such a call into:
   values plus the dtype of every tensor argument, as Triton's autotuner does;
 * the named arguments (:meth:`Binder.bind`), defaults filled in;
 * the runtime sizes synthesis needs (:func:`synthesis_shapes`), the element
-  types of the tensor arguments (:func:`tensor_dtypes`) and the tiling
-  parameters the launch fixes (:func:`fixed_tiling`).
+  types of the tensor arguments (:func:`tensor_dtypes`).  Which tiling
+  parameters the launch fixes is decided by :mod:`tiletune.analysis.tunability`.
 
 Nothing here imports torch: tensors are recognised by their ``dtype`` and
 ``data_ptr`` attributes.
@@ -18,7 +18,7 @@ Nothing here imports torch: tensors are recognised by their ``dtype`` and
 from __future__ import annotations
 
 import inspect
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from tiletune.errors import TuningError
 
@@ -29,7 +29,6 @@ __all__ = [
     "is_tensor",
     "tensor_dtypes",
     "synthesis_shapes",
-    "fixed_tiling",
     "base_function",
 ]
 
@@ -223,33 +222,3 @@ def synthesis_shapes(kernel_name: str, required: Iterable[str], bound: Mapping[s
                 ) from None
         shapes[name] = int(v)
     return shapes
-
-
-def fixed_tiling(
-    spec: Any,
-    launch_kwargs: Mapping[str, Any],
-    defaults: Mapping[str, Any],
-    heuristics: Iterable[str] = (),
-    bound: Optional[Mapping[str, Any]] = None,
-) -> tuple[dict[str, Any], dict[str, str]]:
-    """The tiling parameters the search must leave alone, and why.
-
-    Returns ``(fixed, reasons)``: ``fixed`` maps a tiling parameter to its
-    value; ``reasons`` maps it to ``"passed at launch"``, ``"has a default"``
-    or ``"set by @triton.heuristics"``.  A launch keyword wins over a default.
-    """
-    fixed: dict[str, Any] = {}
-    reasons: dict[str, str] = {}
-    heur = set(heuristics)
-    for p in getattr(spec, "tiling_params", []):
-        if p.name in launch_kwargs:
-            fixed[p.name] = launch_kwargs[p.name]
-            reasons[p.name] = "passed at launch"
-        elif p.name in heur:
-            if bound is not None and p.name in bound:
-                fixed[p.name] = bound[p.name]
-            reasons[p.name] = "set by @triton.heuristics"
-        elif p.name in defaults:
-            fixed[p.name] = defaults[p.name]
-            reasons[p.name] = "has a default"
-    return fixed, reasons
