@@ -134,3 +134,28 @@ def test_synth_configs_asks_for_a_launch_fixed_value_and_never_emits_it():
     proc = _run(*args, "--fixed", "BLOCK_K=64")
     assert proc.returncode == 0, proc.stderr
     assert "BLOCK_M" in proc.stdout and "BLOCK_K" not in proc.stdout
+
+
+def test_flag_defaults_no_launch_overrides_are_specialised(tmp_path):
+    pkg = tmp_path / "flagpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "kernels.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n"
+        "@triton.jit\n"
+        "def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, USE_FANCY: tl.constexpr = False):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+        "    if USE_FANCY:\n"
+        "        x = fancy_path_not_written_yet(x)\n"
+        "    tl.store(y_ptr + offs, x, mask=offs < n)\n"
+    )
+    ops = pkg / "ops.py"
+    ops.write_text("import triton\nfrom .kernels import copy_kernel\n\n\ndef copy(x, y, n):\n"
+                   "    copy_kernel[lambda m: (triton.cdiv(n, m['BLOCK']),)](x, y, n, BLOCK=1024)\n")
+    spec = _kernel(pkg / "kernels.py", "copy_kernel")
+    assert spec.complete, spec.incomplete  # USE_FANCY=False is what every launch runs: the branch is dead
+    assert any(n.startswith("specialised on defaults") and "USE_FANCY=False" in n for n in spec.notes)
+    ops.write_text(ops.read_text().replace("BLOCK=1024)", "BLOCK=1024, USE_FANCY=True)"))
+    spec = _kernel(pkg / "kernels.py", "copy_kernel")
+    assert not spec.complete and "fancy_path_not_written_yet" in " ".join(spec.incomplete)

@@ -11,6 +11,7 @@ same module are attached to the kernel they launch.
 
 from __future__ import annotations
 
+import ast
 import gc
 import inspect
 import os
@@ -151,7 +152,13 @@ def _analyze_module(source: str, file: Optional[str], force: _Force, project: bo
         except Exception as exc:  # noqa: BLE001 - keep going, but say so
             spec.notes.append(_internal_note("front end", exc, info.line(func)))
         try:
-            _analyze_kernel_body(index, func, spec, constants)
+            known = constants
+            if known is None and project:
+                known = unchanged_defaults(spec) or None
+                if known:
+                    spec.notes.append("specialised on defaults no launch of the package overrides: "
+                                      + ", ".join(f"{n}={v!r}" for n, v in known.items()))
+            _analyze_kernel_body(index, func, spec, known)
         except Exception as exc:  # noqa: BLE001 - one kernel must not stop the module
             spec.notes.append(_internal_note("body", exc, info.line(func)))
             spec.incomplete.append(f"unknown op: the body analysis stopped ({type(exc).__name__})")
@@ -171,6 +178,42 @@ def _analyze_kernel_body(index: ModuleIndex, func: cst.FunctionDef, spec: Kernel
     spec.helpers = dict(sorted(res.hashes.items()))
     spec.incomplete.extend(res.unresolved)
     _body.analyze_body(func, spec, res.positions, module_constants, helpers, res.external, constants=launch_constants)
+
+
+def unchanged_defaults(spec: KernelSpec) -> dict[str, Any]:
+    """Constexpr flags whose literal default is what every launch the analysis sees runs.
+
+    A non-tiling ``tl.constexpr`` with a literal ``bool``/``int``/``None``
+    default that no launch of the package passes (by keyword or position),
+    that no config sets and no heuristic computes, runs at its default: the
+    whole-file analysis resolves the branches it decides (a ``use_tma=False``
+    path is dead code).  Any launch with ``*args``/``**kwargs`` could pass
+    anything, so then nothing is assumed; the runtime always analyses with
+    the real launch's values instead.
+    """
+    launches = list(spec.launches) + list(spec.project_launches)
+    if any(site.star_args for site in launches):
+        return {}
+    configured = set(spec.heuristics)
+    if spec.autotune is not None:
+        for c in spec.autotune.configs or ():
+            configured.update(c.kwargs)
+            configured.update(c.unresolved)
+        if spec.autotune.configs is None and not spec.autotune.configs_empty:
+            return {}  # configs built by code may set anything
+    out: dict[str, Any] = {}
+    for p in spec.params:
+        if not p.constexpr or p.tiling or p.default is None or p.name in configured:
+            continue
+        if any(p.name in site.fixed or site.positional_count > p.index for site in launches):
+            continue
+        try:
+            value = ast.literal_eval(p.default)
+        except (ValueError, SyntaxError):
+            continue
+        if value is None or isinstance(value, (bool, int)):
+            out[p.name] = value
+    return out
 
 
 def _project_launches(file: str, kernel: str) -> list[LaunchSite]:
