@@ -19,7 +19,7 @@ import textwrap
 import traceback
 from typing import Any, Callable, Mapping, Optional, Union
 
-from ..deep_stack import caused_by_recursion, run_deep
+from ..deep_stack import caused_by_recursion, run_deep, too_deep
 from ..errors import AnalysisError
 from . import body as _body
 from .decorators import fill_declaration, find_kernels
@@ -27,7 +27,7 @@ import libcst as cst
 
 from .launches import build_launch, launches_by_kernel
 from .model import KernelSpec, LaunchSite, ModuleSpec
-from .resolver import ModuleIndex, index_module, project_launch_calls, resolve_helpers
+from .resolver import ModuleIndex, cached_index, index_module, remember, project_launch_calls, resolve_helpers
 from .source import ModuleScan, SourceInfo, parse, positions_of, read_source
 
 __all__ = ["analyze_source", "analyze_file", "analyze_kernel", "SourceInfo"]
@@ -120,25 +120,48 @@ def _analyze(source: str, file: Optional[str], force: _Force, project: bool = Fa
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        # deep, flat expressions (a sum of thousands of terms) need a deeper stack than Python's default
-        return run_deep(_analyze_module, source, file, force, project, constants)
+        # deep, flat expressions (a sum of thousands of terms) need a deeper stack than Python's default;
+        # starting a thread with one costs milliseconds, so ordinary files run here
+        if _nested_deeply(source):
+            return run_deep(_analyze_module, source, file, force, project, constants)
+        return _analyze_module(source, file, force, project, constants)
     finally:
         if was_enabled:
             gc.enable()
 
 
+#: Expression depth from which libcst's recursion may exhaust Python's default stack (about 5 frames a level).
+_DIRECT_DEPTH = 100
+
+
+def _nested_deeply(source: str) -> bool:
+    """True when some expression of ``source`` nests :data:`_DIRECT_DEPTH` levels or more (or Python cannot tell)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False  # parse() reports it with its position
+    except (RecursionError, MemoryError, ValueError):
+        return True
+    return too_deep(tree, source, _DIRECT_DEPTH) is not None
+
+
 def _analyze_module(source: str, file: Optional[str], force: _Force, project: bool = False,
                     constants: Optional[Mapping[str, Any]] = None) -> ModuleSpec:
-    module = parse(source, file)
-    try:
-        positions = positions_of(module)
-        scan = ModuleScan(module)
-    except Exception as exc:  # libcst reports a RecursionError of its position pass as a KeyError
-        if not caused_by_recursion(exc):
-            raise
-        raise AnalysisError("code nested too deeply to analyse", file, 1, 0) from None
-    index = index_module(source, file, module, positions, scan)
-    info = index.info
+    # A whole-file analysis shares parses with the resolver (each file of a package parsed once a run).
+    index = cached_index(file) if project and file else None
+    if index is None:
+        module = parse(source, file)
+        try:
+            positions = positions_of(module)
+            scan = ModuleScan(module)
+        except Exception as exc:  # libcst reports a RecursionError of its position pass as a KeyError
+            if not caused_by_recursion(exc):
+                raise
+            raise AnalysisError("code nested too deeply to analyse", file, 1, 0) from None
+        index = index_module(source, file, module, positions, scan)
+        if project and file:
+            remember(file, index)
+    info, scan = index.info, index.scan
     result = ModuleSpec(file=file, enables_tiletune=scan.enables_tiletune)
     kernels = find_kernels(info, scan, force)
     launch_map = launches_by_kernel(info, scan, kernels)

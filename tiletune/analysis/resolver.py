@@ -26,7 +26,7 @@ from typing import Any, Iterable, Iterator, Mapping, Optional
 import libcst as cst
 
 from ..errors import AnalysisError
-from .source import ModuleScan, SourceInfo, dotted_name, module_constants, parse, positions_of, read_source
+from .source import ModuleScan, SourceInfo, dotted_name, iter_nodes, module_constants, parse, positions_of, read_source
 
 __all__ = ["ModuleIndex", "load_module", "Resolution", "resolve_helpers", "package_root", "project_launch_calls"]
 
@@ -64,6 +64,27 @@ class ModuleIndex:
 
 
 _CACHE: dict[str, tuple[tuple[int, int], ModuleIndex]] = {}
+
+
+def _stamp(path: str) -> Optional[tuple[int, int]]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns)
+
+
+def cached_index(path: str) -> Optional[ModuleIndex]:
+    """The index :func:`load_module` holds for ``path`` while the file is unchanged, else None."""
+    hit = _CACHE.get(os.path.abspath(path))
+    return hit[1] if hit is not None and hit[0] == _stamp(os.path.abspath(path)) else None
+
+
+def remember(path: str, index: ModuleIndex) -> None:
+    """Keep an index the front end built from ``path`` on disk, so the resolver does not parse it again."""
+    stamp = _stamp(os.path.abspath(path))
+    if stamp is not None:
+        _CACHE[os.path.abspath(path)] = (stamp, index)
 
 
 def load_module(path: str) -> ModuleIndex:
@@ -224,22 +245,19 @@ class Resolution:
 
 
 def _called_names(func: cst.FunctionDef) -> tuple[set[str], set[str]]:
-    """(dotted names called, bare names read) in ``func``'s body."""
+    """(dotted names called, bare names read) in ``func``'s body and parameter defaults."""
     calls: set[str] = set()
     names: set[str] = set()
-    stack: list[cst.CSTNode] = [func.body]
-    for p in func.params.params + func.params.kwonly_params:
-        if p.default is not None:
-            stack.append(p.default)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Call):
-            q = dotted_name(node.func)
-            if q is not None:
-                calls.add(q)
-        elif isinstance(node, cst.Name):
-            names.add(node.value)
-        stack.extend(node.children)
+    roots: list[cst.CSTNode] = [func.body]
+    roots.extend(p.default for p in func.params.params + func.params.kwonly_params if p.default is not None)
+    for root in roots:
+        for node in iter_nodes(root):
+            if isinstance(node, cst.Call):
+                q = dotted_name(node.func)
+                if q is not None:
+                    calls.add(q)
+            elif isinstance(node, cst.Name):
+                names.add(node.value)
     return calls, names
 
 
@@ -456,11 +474,10 @@ def project_launch_calls(kernel_file: str, kernel_name: str) -> Iterator[tuple[M
         local = _imported_as(index, kernel_name, me)
         if not local:
             continue
-        for node in _walk(index.info.module):
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Subscript):
-                q = dotted_name(node.func.value)
-                if q is not None and q in local:
-                    yield index, node
+        for _, call, _ in index.scan.launch_calls:  # every ``x[...](...)`` of the module
+            q = dotted_name(call.func.value)
+            if q is not None and q in local:
+                yield index, call
 
 
 def _imported_as(index: ModuleIndex, kernel_name: str, kernel_file: str) -> set[str]:
@@ -479,11 +496,3 @@ def _imported_as(index: ModuleIndex, kernel_name: str, kernel_file: str) -> set[
             if sub is not None and os.path.abspath(sub) == kernel_file:
                 names.add(f"{local}.{kernel_name}")
     return names
-
-
-def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(n.children)

@@ -24,7 +24,7 @@ from ..deep_stack import MAX_EXPRESSION_DEPTH, too_deep
 from ..errors import AnalysisError
 from .model import Span
 
-__all__ = ["SourceInfo", "ModuleScan", "ScopeKey", "read_source", "parse", "positions_of", "module_constants",
+__all__ = ["iter_nodes", "SourceInfo", "ModuleScan", "ScopeKey", "read_source", "parse", "positions_of", "module_constants",
            "dotted_name"]
 
 _LIBCST_WHERE = re.compile(r"error at (\d+):(\d+)")
@@ -145,6 +145,21 @@ _SKIP_FIELDS = frozenset(
     "colon equal operator asynchronous default_indent default_newline encoding has_trailing_newline".split()
 )
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def iter_nodes(root: cst.CSTNode):
+    """Every node below ``root`` (itself included), reading node fields directly: much faster
+    than libcst's ``children``, which rebuilds each node's child list."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in _child_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                stack.append(value)
+            elif isinstance(value, (list, tuple)):
+                stack.extend(item for item in value if isinstance(item, cst.CSTNode))
 
 
 def _child_fields(cls: type) -> tuple[str, ...]:
