@@ -29,7 +29,6 @@ import argparse
 import ast
 import gc
 import json
-import re
 import sys
 import time
 from pathlib import Path
@@ -38,13 +37,13 @@ from typing import Any, Optional
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 import corpus  # noqa: E402  (tests/corpus.py: where the libraries are unpacked)
+from tiletune.analysis.tunability import is_meta_lookup  # noqa: E402  (the one definition of a forwarded value)
 
 #: Sizes every runtime argument takes for the synthesis check (one realistic
 #: large problem); constexprs left alone without a value get FIXED_DEFAULT.
 SHAPE = 4096
 FIXED_DEFAULT = 64
 NUMEL_LIMIT = 1048576
-LOOKUP = re.compile(r"""^[A-Za-z_][\w.]*(?:\(\))?\s*(?:\[\s*['"](\w+)['"]\s*\]|\.get\(\s*['"](\w+)['"].*\))$""", re.S)
 
 
 def _module_path(base: Path, importer: Path, level: int, module: str) -> Optional[Path]:
@@ -106,8 +105,7 @@ def library_launch_keywords(files: list[Path], base: Path) -> dict[tuple[Path, s
             for kw in node.keywords:
                 if kw.arg is None:
                     continue
-                m = LOOKUP.match(ast.unparse(kw.value))
-                if m and (m.group(1) or m.group(2)) == kw.arg:
+                if is_meta_lookup(kw.arg, ast.unparse(kw.value)):
                     continue
                 out.setdefault((where, name), set()).add(kw.arg)
     return out

@@ -24,6 +24,7 @@ from .footprint import compute_footprint
 from .graph import fill_records
 from .model import KernelSpec
 from .shapes import Interpreter
+from .source import is_jit_def
 
 __all__ = ["analyze_body", "module_helpers"]
 
@@ -43,19 +44,10 @@ def module_helpers(positions: Mapping) -> dict[str, cst.FunctionDef]:
         return _helper_cache[1]
     found: dict[str, cst.FunctionDef] = {}
     for node in positions:
-        if isinstance(node, cst.FunctionDef) and node.name.value not in found and _is_jit(node):
+        if isinstance(node, cst.FunctionDef) and node.name.value not in found and is_jit_def(node):
             found[node.name.value] = node
     _helper_cache = (positions, found)
     return found
-
-
-def _is_jit(func: cst.FunctionDef) -> bool:
-    for d in func.decorators:
-        expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
-        name = expr.attr.value if isinstance(expr, cst.Attribute) else getattr(expr, "value", None)
-        if name == "jit":
-            return True
-    return False
 
 
 def analyze_body(
@@ -102,7 +94,7 @@ def record_gaps(spec: KernelSpec, trace, external: Mapping[str, str]) -> None:
     anything else is an ``unresolved helper``.
     """
     out = spec.incomplete
-    for kind, text in getattr(trace, "gaps", None) or _gaps_from_notes(spec.notes):
+    for kind, text in trace.gaps:
         if kind == "unresolved helper":
             called = _called_name(text)
             module = external.get(called.split(".")[0]) if called else None
@@ -127,15 +119,6 @@ def record_gaps(spec: KernelSpec, trace, external: Mapping[str, str]) -> None:
                 out.append(reason)
 
 
-# Until the interpreter reports structured gaps, its notes say where it gave up.
-_NOTE_GAPS = (
-    ("call to helper ", "unresolved helper"),
-    ("call to ", "unresolved helper"),
-    (" not understood (result unknown)", "unknown op"),
-    ("analysis error", "unknown op"),
-)
-
-
 def _called_name(text: str) -> Optional[str]:
     """The function name in an interpreter note ``call to helper f() ...`` / ``call to m.f ...``."""
     body = text.split("call to ", 1)[-1] if "call to " in text else None
@@ -143,15 +126,3 @@ def _called_name(text: str) -> Optional[str]:
         return None
     name = body.removeprefix("helper ").split(" ", 1)[0].removesuffix("()")
     return name or None
-
-
-def _gaps_from_notes(notes: list[str]) -> list[tuple[str, str]]:
-    out = []
-    for note in notes:
-        body = note.split(": ", 1)[-1]
-        for marker, kind in _NOTE_GAPS:
-            if (body.startswith(marker) and "not followed" in body) or (marker.startswith(" ") and marker in body) \
-                    or (marker == "analysis error" and body.startswith(marker)):
-                out.append((kind, note))
-                break
-    return out

@@ -26,7 +26,7 @@ from typing import Any, Iterable, Iterator, Mapping, Optional
 import libcst as cst
 
 from ..errors import AnalysisError
-from .source import ModuleScan, SourceInfo, dotted_name, iter_nodes, module_constants, parse, positions_of, read_source
+from .source import ModuleScan, SourceInfo, dotted_name, is_jit_def, iter_nodes, module_constants, parse, positions_of, read_source
 
 __all__ = ["ModuleIndex", "load_module", "Resolution", "resolve_helpers", "package_root", "project_launch_calls"]
 
@@ -112,7 +112,7 @@ def index_module(source: str, path: Optional[str], module: Optional[cst.Module] 
     info = SourceInfo(module, positions, path, scan.imports)
     index = ModuleIndex(path=path or "<source>", info=info, scan=scan, constants=module_constants(module, scan, info))
     for scope, func in scan.functions:
-        if not scope and _is_jit(func):
+        if not scope and is_jit_def(func):
             index.jit_defs.setdefault(func.name.value, func)
     for name, entries in scan.assigns.get((), {}).items():
         # ``round_fn = round_fn_nvidia`` (often under if/else per platform): the first
@@ -123,15 +123,6 @@ def index_module(source: str, path: Optional[str], module: Optional[cst.Module] 
                 break
     _read_imports(module, index)
     return index
-
-
-def _is_jit(func: cst.FunctionDef) -> bool:
-    for d in func.decorators:
-        expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
-        name = dotted_name(expr) or ""
-        if name.split(".")[-1] == "jit":
-            return True
-    return False
 
 
 def _module_statements(body: Iterable[cst.CSTNode]) -> Iterator[cst.BaseSmallStatement]:

@@ -24,7 +24,7 @@ from ..deep_stack import MAX_EXPRESSION_DEPTH, too_deep
 from ..errors import AnalysisError
 from .model import Span
 
-__all__ = ["iter_nodes", "SourceInfo", "ModuleScan", "ScopeKey", "read_source", "parse", "positions_of", "module_constants",
+__all__ = ["is_jit_def", "iter_nodes", "SourceInfo", "ModuleScan", "ScopeKey", "read_source", "parse", "positions_of", "module_constants",
            "dotted_name"]
 
 _LIBCST_WHERE = re.compile(r"error at (\d+):(\d+)")
@@ -145,6 +145,16 @@ _SKIP_FIELDS = frozenset(
     "colon equal operator asynchronous default_indent default_newline encoding has_trailing_newline".split()
 )
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def is_jit_def(func: cst.FunctionDef) -> bool:
+    """True when ``func`` has a decorator named ``jit`` (``@triton.jit``, ``@jit``, ``@triton.jit(...)``)."""
+    for d in func.decorators:
+        expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+        name = expr.attr.value if isinstance(expr, cst.Attribute) else getattr(expr, "value", None)
+        if name == "jit":
+            return True
+    return False
 
 
 def iter_nodes(root: cst.CSTNode):
