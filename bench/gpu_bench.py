@@ -61,7 +61,11 @@ Method
   own timings, the exhaustive screening) and torch are re-timed interleaved,
   ``--final-rounds`` rounds of ``triton.testing.do_bench(warmup, rep,
   return_mode="median")``, median over rounds.  A method's time is the time
-  of the config it picked (exhaustive: the best re-timed).
+  of the config it picked.  The reference ("exhaustive") is the best config
+  known: the fastest of every re-timed config (the exhaustive screening's
+  top, tiletune's and the hand list's), chosen on the even rounds and timed
+  on the odd ones (:func:`best_known`): the minimum of many noisy times is
+  biased low, so the rounds that choose it do not also time it.
 * First-tune wall time: a fresh ``triton.jit`` of the kernel (empty
   in-memory cache), a fresh ``TRITON_CACHE_DIR`` and a fresh
   ``TILETUNE_CACHE_DIR`` for each measured first call; the number of cubins
@@ -98,7 +102,7 @@ if str(BENCH_DIR) not in sys.path:
 import gpu_bench_lib as _lib  # noqa: E402
 import gpu_bench_report as _report  # noqa: E402
 from gpu_bench_lib import (  # noqa: E402
-    DEFAULT_TUNE_FIXTURES, Device, EARLY_STOP_FACTOR, FreshDirs,
+    DEFAULT_TUNE_FIXTURES, Device, EARLY_STOP_FACTOR, FreshDirs, best_known,
     GOALS, Problem, SCHEMA, SLOW_FACTOR, SYNTH_FIXTURE, SYNTH_SHAPE, Space, T0, Timer, _Warm, _example,
     _main_dtype, _threads, _wall_do_bench, config_dict, config_label, config_sig, describe_exc,
     exhaustive_rules, exhaustive_space, fresh_jit, log, shape_key,
@@ -518,6 +522,20 @@ class Bench:
         avail = self.left() - fixed_left
         return max(10.0, avail * weight / max(weight, weight_left))
 
+    @staticmethod
+    def _first_tune_logged(what: str, run: Callable[[], dict]) -> dict:
+        """One first tune, logged; a failure is recorded (the other methods still run)."""
+        try:
+            got = run()
+        except Exception as exc:  # noqa: BLE001
+            log(f"  {what} first tune FAILED: {describe_exc(exc)}")
+            return {"error": describe_exc(exc), "traceback": traceback.format_exc()[-2000:], "_best": None,
+                    "_ranked": []}
+        n = got.get("n_candidates", got.get("n_configs"))
+        log(f"  {what} first tune {got['first_tune_s']:.2f}s ({n} configs, {got['cubins_in_fresh_cache']} cubins "
+            f"compiled): {got['label']}")
+        return got
+
     def tune_pair(self, name: str, fx, idx: int, shape: dict, weight: float, weight_left: float,
                   fixed_left: float, shape_set: str = "existing") -> None:
         skey = shape_key(shape)
@@ -528,24 +546,17 @@ class Bench:
         rec["dtype"] = _main_dtype(prob.args)
         spec = self.spec(name, fx)
         try:
-            # (a) tiletune first tune
-            try:
-                tt = self.first_tune_tiletune(prob)
-                log(f"  tiletune first tune {tt['first_tune_s']:.2f}s ({tt['n_candidates']} candidates, "
-                    f"{tt['cubins_in_fresh_cache']} cubins compiled): {tt['label']}")
-            except Exception as exc:  # noqa: BLE001  (recorded; the other methods still run)
-                tt = {"error": describe_exc(exc), "traceback": traceback.format_exc()[-2000:], "_best": None,
-                      "_ranked": []}
-                log(f"  tiletune first tune FAILED: {tt['error']}")
-            # (b) triton.autotune over the hand list
-            try:
-                hand = self.first_tune_stock(prob, fx.HAND_CONFIGS, "hand")
-                log(f"  triton.autotune(HAND_CONFIGS) first tune {hand['first_tune_s']:.2f}s "
-                    f"({hand['n_configs']} configs, {hand['cubins_in_fresh_cache']} cubins): {hand['label']}")
-            except Exception as exc:  # noqa: BLE001
-                hand = {"error": describe_exc(exc), "traceback": traceback.format_exc()[-2000:], "_best": None,
-                        "_ranked": []}
-                log(f"  triton.autotune(HAND_CONFIGS) FAILED: {hand['error']}")
+            # (a) tiletune's and (b) triton.autotune(HAND_CONFIGS)'s first tunes, in turns: the one that
+            # goes first in a pair alternates, so neither always pays (or skips) a warm-up the other left
+            tt = hand = None
+            self.pairs_run = getattr(self, "pairs_run", 0) + 1
+            for which in (("tt", "hand") if self.pairs_run % 2 else ("hand", "tt")):
+                if which == "tt":
+                    tt = self._first_tune_logged("tiletune", lambda: self.first_tune_tiletune(prob))
+                else:
+                    hand = self._first_tune_logged("triton.autotune(HAND_CONFIGS)",
+                                                   lambda: self.first_tune_stock(prob, fx.HAND_CONFIGS, "hand"))
+            rec["first_tune_order"] = "tiletune first" if self.pairs_run % 2 else "hand list first"
             # (c) exhaustive
             space = exhaustive_space(spec, prob.args, self.opts.dry_run, include_heavy=self.opts.include_heavy)
             share = self._share(weight, weight_left, fixed_left)
@@ -591,13 +602,12 @@ class Bench:
 
             rec["tiletune"] = method("tiletune", tt, groups["tiletune"])
             rec["hand"] = method("hand", hand, groups["hand"])
-            ex_ranked = [(ms_of(c), c) for c in groups["exhaustive"] if ms_of(c) is not None]
             rec["exhaustive"] = _public_exh(exh)
             rec["exhaustive"]["first_tune"] = first
             rec["exhaustive"]["retimed"] = {config_label(c): ms_of(c) for c in groups["exhaustive"]}
-            if ex_ranked:
-                bm, bc = min(ex_ranked, key=lambda x: x[0])
-                rec["exhaustive"]["ms"], rec["exhaustive"]["best"] = bm, config_label(bc)
+            known = best_known(tim, {config_sig(c): (g, c) for g, cfgs in groups.items() for c in cfgs})
+            if known is not None:
+                rec["exhaustive"].update(known)
             ok_b, why_b = prob.validate_baseline()
             rec["torch"] = {"ms": (tim.get("torch") or {}).get("ms"), "valid": ok_b, "note": why_b}
             rec["ratios"] = ratios(rec)

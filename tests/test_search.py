@@ -118,12 +118,13 @@ def test_descent_stops_when_no_move_gains_more_than_one_percent():
     assert result.moves == [] and result.stopped == "converged"
 
 
-def test_neighbours_are_single_moves_within_bounds():
+def test_neighbours_are_single_and_tile_warps_moves_within_bounds():
     p = Point.of({"BM": 1, "BN": 64, "GROUP": 8}, 32, 1)
     got = neighbours(p, ["BM", "BN"], {"GROUP": [1, 8]})
     sigs = {(q.values()["BM"], q.values()["BN"], q.values()["GROUP"], q.num_warps, q.num_stages) for q in got}
     assert sigs == {(2, 64, 8, 32, 1), (1, 128, 8, 32, 1), (1, 32, 8, 32, 1), (1, 64, 1, 32, 1),
-                    (1, 64, 8, 16, 1), (1, 64, 8, 32, 2)}
+                    (1, 64, 8, 16, 1), (1, 64, 8, 32, 2),
+                    (1, 32, 8, 16, 1)}  # BN and num_warps halved together; x2 would need 64 warps, BM/2 is 0
     assert all(q.num_warps is None for q in neighbours(Point.of({"BM": 4}, None, None), ["BM"],
                                                          launch_options=False))
     # nothing to pipeline (synthesis' stage domain is [1]): no stage moves
@@ -408,6 +409,7 @@ def test_candidates_timed_while_others_compiled_are_timed_again_and_keep_the_low
         trial.add(c)
     # first times as if taken under contention: 16 looked slow (2.4 vs the quiet 1.0), 64 far too slow to matter
     trial.timings = {0: 2.4, 1: 1.9, 2: 9.0}
+    trial.contended = {0, 1, 2}
     got = trial._rescreen({0: 2.4, 1: 1.9, 2: 9.0})
     assert got[0] == 1.0 and got[1] == 1.0, trial.failures  # within 1.5x of the best known (1.9): timed again, lower kept
     assert got[2] == 9.0  # far slower: not timed again
@@ -439,3 +441,103 @@ def test_descent_with_verify_compares_every_batch_with_the_first_reference(monke
     launch(tuned)  # asserts y == 2 x after tuning
     assert (tuned.best_config.kwargs["BLOCK_M"], tuned.best_config.kwargs["BLOCK_N"]) == (4, 128)
     assert tuned.search_facts["descent_measured"] > 0
+
+
+def test_paired_tile_and_warps_moves_reach_a_corner_that_single_moves_stop_short_of():
+    """int8_gemv N=11008 on the H100: from BLOCK_N=32 on 32 warps the winner was BLOCK_N=2 on 2 warps.
+
+    Here time depends on the work per thread (tile / warps) and, less, on the
+    warps: halving the tile alone leaves idle warps (slower), halving the
+    warps alone doubles the work per thread (slower), so single moves stop at
+    the start; the paired move keeps the work per thread and gains.
+    """
+    from tiletune.runtime.search import repeat_move
+
+    def time_of(p: Point) -> float:
+        per_thread = p.values()["BN"] * 1024 / (p.num_warps * 32)
+        return abs(math.log2(per_thread / 32)) + 0.1 * math.log2(p.num_warps) + 1.0
+
+    start = Point.of({"BN": 32}, 32, 1)
+    single_only = {p: time_of(p) for p in neighbours(start, ["BN"]) if p.kwargs == start.kwargs or
+                   p.num_warps == start.num_warps}
+    assert min(single_only.values()) >= time_of(start)  # no single move gains
+    result, measured = run_descent(start, time_of, SearchPolicy("t", 1, 1, seeds=1, max_compiles=60, max_seconds=1e9),
+                                   tiling=("BN",))
+    best = min((t, p.signature(), p) for p, t in result.times.items() if t is not None)[2]
+    assert best.values() == {"BN": 1} and best.num_warps == 1
+    assert repeat_move(Point.of({"B": 8}, 8, 3), Point.of({"B": 4}, 4, 3)) == Point.of({"B": 2}, 2, 3)
+    assert repeat_move(Point.of({"B": 8}, 8, 3), Point.of({"B": 4}, 16, 3)) is None  # not one direction
+
+
+def test_time_budget_is_priced_in_hand_lists_of_this_kernels_compile_time():
+    from tiletune.runtime.search import HAND_LIST_CONFIGS, STOCK_BENCH_S, time_budget
+
+    default, fast = SEARCH_MODES["default"], SEARCH_MODES["fast"]
+    assert time_budget(default, 0.2) == pytest.approx(HAND_LIST_CONFIGS * (0.2 + STOCK_BENCH_S))
+    assert time_budget(fast, 0.2) == pytest.approx(0.5 * HAND_LIST_CONFIGS * (0.2 + STOCK_BENCH_S))
+    assert time_budget(default, 100.0) == default.max_seconds  # capped
+    assert time_budget(default, None) == default.max_seconds  # nothing compiled: the cap alone
+    assert time_budget(SEARCH_MODES["exhaustive"], 0.2) == math.inf
+
+
+def test_a_round_that_would_overrun_the_budget_is_not_started():
+    """Each point costs 0.1 s on the clock plus 0.5 s of compile latency per round; 2 s budget, 0.5 s reserve."""
+    now = [0.0]
+
+    def measure(points):
+        now[0] += 0.5 + 0.1 * len(points)
+        return [bowl({"BM": 1, "BN": 4096})(p) for p in points]
+
+    start = Point.of({"BM": 256, "BN": 1}, 4, 3)
+    d = Descent(measure, lambda p: True, SearchPolicy("t", 1, 1, max_compiles=10_000, max_seconds=1e9),
+                ["BM", "BN"], clock=lambda: now[0], started=0.0, seconds=2.0, reserve_s=0.5, compile_s=0.5)
+    result = d.run({start: 1.0e9})
+    assert result.stopped == "budget" and result.measured > 0
+    assert now[0] <= 2.0 - 0.5  # no round ran past budget minus reserve
+
+
+def test_only_candidates_timed_while_others_compiled_are_timed_again(monkeypatch):
+    from tiletune.runtime.measure import _Trial
+
+    inj = Injected(monkeypatch, best=(16, 16))
+    configs = [triton.Config({"BLOCK_M": b, "BLOCK_N": b}) for b in (16, 32)]
+    tuned = tiletune.autotune(configs=configs, key=["M", "N"], pre_hook=inj.pre_hook)(scale2d_kernel)
+    m, n = 8, 8
+    x, y = torch.randn(m, n), torch.empty(m, n)
+    grid = lambda meta: (triton.cdiv(m, meta["BLOCK_M"]), triton.cdiv(n, meta["BLOCK_N"]))  # noqa: E731
+    args, kwargs = (x, y, m, n), {"grid": grid, "warmup": False}
+    trial = _Trial(tuned, args, kwargs, tuned._problem(args, kwargs), None, lambda fn: (fn(), 1.0)[1])
+    for c in configs:
+        trial.add(c)
+    trial.timings = {0: 2.4, 1: 1.9}
+    trial.contended = {0}  # 1 was timed once every compile had finished: its time stands
+    got = trial._rescreen({0: 2.4, 1: 1.9})
+    assert got == {0: 1.0, 1: 1.9}
+
+
+def test_first_batch_takes_distinct_tilings_before_stage_variants():
+    from tiletune.runtime.search import first_batch
+
+    # ranked: A s2, A s3, B, B s3, C, D -> the batch of 3 is A, B, C; stage variants fill only what is left
+    tilings = ["A", "A", "B", "B", "C", "D"]
+    assert first_batch(tilings, 3) == [0, 2, 4]
+    assert first_batch(tilings, 5) == [0, 1, 2, 4, 5]
+    assert first_batch(tilings, 6) == [0, 1, 2, 3, 4, 5]
+    assert first_batch(["A", "A"], 2) == [0, 1]
+
+
+def test_a_compile_is_priced_by_its_thread_cpu_plus_its_child_processes():
+    """parallel_compile: the price ignores waiting (GIL, cores) but counts ptxas-like child processes."""
+    import subprocess
+    import sys
+
+    from tiletune.runtime.parallel_compile import CompileQueue, _TimedPool
+
+    queue = CompileQueue()
+    assert queue.compile_seconds() is None  # nothing compiled (cached binaries, the interpreter)
+    job = lambda: subprocess.run([sys.executable, "-c", "sum(range(5_000_000))"], check=True)  # noqa: E731
+    with _TimedPool(queue.durations, max_workers=2) as pool:
+        futures = [pool.submit(job) for _ in range(2)]
+    assert all(f.exception() is None for f in futures)
+    assert len(queue.durations) == 2
+    assert queue.compile_seconds() > max(queue.durations)  # the child's CPU is counted, not only the thread's

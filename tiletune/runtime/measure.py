@@ -30,7 +30,7 @@ from . import distributed as _dd
 from .decision import protect_side_effects
 from .parallel_compile import compiling, describe_error, parallel_enabled
 from .report import TuningReport, config_str
-from .search import Descent, Point, first_batch_size, resolve_search
+from .search import Descent, Point, first_batch, first_batch_size, resolve_search, time_budget
 from .side_effects import Snapshot, capture, outputs_match, verify_targets
 
 __all__ = ["MeasureStage", "RETIME_TOP", "RETIME_ROUNDS"]
@@ -40,12 +40,13 @@ Config = triton.Config
 #: How many leading candidates are re-timed interleaved, and how many rounds
 #: (``TILETUNE_RETIME_ROUNDS`` overrides; one round under the interpreter).
 RETIME_TOP = 3
-RETIME_ROUNDS = 2
+RETIME_ROUNDS = 3
 
-#: Budgets (ms) of the screening measurements -- the first batch and the descent -- when the user set
-#: none (``warmup=``/``rep=``/``do_bench=``): a fifth of the full budgets, so a search of 20-30 configs
-#: costs what a 5-config list costs at full budgets.  The leading RETIME_TOP are then re-timed at the
-#: full budgets, interleaved, before the winner is picked.
+#: Budgets (ms) of every measurement -- the first batch, the descent and the re-timing -- when the user
+#: set none (``warmup=``/``rep=``/``do_bench=``): a fifth of ``do_bench``'s, so a search of 20-30 configs
+#: costs what a 5-config list costs at full budgets.  Precision comes from repetition instead: the
+#: leading RETIME_TOP are re-timed in RETIME_ROUNDS interleaved rounds (A B C A B C ...), so a drift of
+#: the device's clocks moves all of them alike, and each keeps the median of its times.
 SCREEN_WARMUP_MS = 5.0
 SCREEN_REP_MS = 20.0
 
@@ -91,6 +92,9 @@ class _Trial:
         self.reference: Optional[tuple] = None  # (index, outputs)
         self.timed_here: List[str] = []
         self.world = (None, None)
+        self.contended: set = set()  # timed while other candidates still compiled
+        self.compile_s: Optional[float] = None  # one compile's seconds, measured (the time budget's price)
+        self.bench_s: List[float] = []  # seconds per benchmark call, on the measuring clock
 
     def add(self, config: Config) -> int:
         """The index of ``config`` (added when new)."""
@@ -169,6 +173,8 @@ class _Trial:
                     raise t._all_failed(self.configs, self.failures)
                 return {i: None for i in batch}
             result = self._bench(alive, queue, first)
+        if self.compile_s is None:  # every compile of the batch has finished (the pool is shut down)
+            self.compile_s = queue.compile_seconds()
         # the same decision on every rank of a group (alive is agreed), from this rank's queue otherwise
         if self.active:
             overlapped = len(alive) > 1 and not _bench.interpreting() and parallel_enabled()
@@ -181,8 +187,16 @@ class _Trial:
                         f"({len(jobs)} compiled in the background)")
         return result
 
+    def retime_cost_s(self, n: int, rounds: int) -> float:
+        """Seconds that re-timing ``n`` candidates ``rounds`` times will take (median benchmark call)."""
+        if not self.bench_s:
+            return 0.0
+        ordered = sorted(self.bench_s)
+        return n * rounds * ordered[len(ordered) // 2]
+
     def _rescreen(self, result: Dict[int, Optional[float]]) -> Dict[int, Optional[float]]:
-        """Time again, now that nothing compiles, the candidates within RESCREEN_FACTOR of the best known.
+        """Time again, now that nothing compiles, the candidates timed while others compiled that are
+        within RESCREEN_FACTOR of the best known.
 
         Timing while other candidates compile can only add time (compile
         threads hold the GIL and the cores, so launches of a short kernel fall
@@ -193,7 +207,8 @@ class _Trial:
         if not known:
             return result
         best = min(known)
-        again = [i for i, ms in result.items() if ms is not None and ms <= RESCREEN_FACTOR * best]
+        again = [i for i, ms in result.items()
+                 if ms is not None and i in self.contended and ms <= RESCREEN_FACTOR * best]
         if not again:
             return result
         before = {i: result[i] for i in again}
@@ -225,8 +240,12 @@ class _Trial:
             if reason is not None:
                 report.advance()
                 raise _CompileFailed(reason)
+            if hasattr(queue, "busy") and queue.busy():
+                self.contended.add(i)
+            t0 = _bench.clock()
             try:
                 ms = self.bench(self.calls[i])
+                self.bench_s.append(_bench.clock() - t0)
             except TiletuneError as exc:  # a broken benchmark or launch, not a bad candidate: stop
                 stopped.append(exc)
                 raise
@@ -371,6 +390,7 @@ class MeasureStage:
         t_start = _bench.clock()  # the measuring clock: the search's time budget reads it too
         report = problem.report
         configs, bench = self._agreed_candidates(kwargs, problem, pg)
+        t_candidates = _bench.clock()
         policy = resolve_search(self.search, self.search_breadth)
         trial = _Trial(self, args, kwargs, problem, pg, self._screen_fn(bench))
         for c in configs:
@@ -379,20 +399,24 @@ class MeasureStage:
         if synthesized and self.top_k is None:
             costs = [self._synthesis.costs.get(config_str(c)) for c in configs]
             n_first = first_batch_size(costs, policy)
+            batch = first_batch([(tuple(sorted(c.kwargs.items())), c.num_warps) for c in configs], n_first)
         else:  # top_k= or a hand list: measure what was asked for
             n_first = len(configs)
-        trial.measure(range(n_first), first=True)
+            batch = list(range(n_first))
+        trial.measure(batch, first=True)
+        t_first = _bench.clock()
         facts: Dict[str, Any] = {"search": policy.name, "first_batch": n_first, "pool": len(configs)}
         if synthesized and policy.descent and len(trial.timings) > 0:
             facts.update(self._descend(trial, policy, t_start, pg))
+        t_descent = _bench.clock()
 
         # re-time the leading few, interleaved, unless the user's do_bench decides; agree on the new times
         timings = trial.timings
         order = sorted(timings, key=lambda i: (timings[i], i))
         if self._do_bench is None and len(order) > 1:
             top = order[:RETIME_TOP]
-            retimed = _bench.retime_interleaved({i: trial.calls[i] for i in top}, bench, {i: timings[i] for i in top},
-                                                rounds=_retime_rounds())
+            retimed = _bench.retime_interleaved({i: trial.calls[i] for i in top}, trial.bench,
+                                                {i: timings[i] for i in top}, rounds=_retime_rounds())
             agreed = _dd.combine_timings([retimed[i] for i in top], pg)
             for i, t in zip(top, agreed):
                 report.candidate(trial.configs[i], retimed[i], stage="retimed_ms")
@@ -415,6 +439,9 @@ class MeasureStage:
 
         self.configs_timings = {trial.configs[i]: [t, t, t] for i, t in timings.items()}
         self.bench_time = _bench.clock() - t_start
+        # where the time went (seconds on the measuring clock): synthesis, first batch, descent, re-timing
+        facts["seconds"] = {"candidates": t_candidates - t_start, "first_batch": t_first - t_candidates,
+                            "descent": t_descent - t_first, "retime": t_start + self.bench_time - t_descent}
         facts["measured"] = len(trial.timings) + len(trial.failures)
         report.note(f"search {policy.name}: {facts['first_batch']} of {len(configs)} ranked candidate(s) measured "
                     f"first, {facts.get('descent_measured', 0)} more by the descent "
@@ -467,12 +494,16 @@ class MeasureStage:
                  if i in trial.timings or i in trial.failures}
         from .search import MAX_STAGES, MIN_STAGES, WARPS
 
+        seconds = time_budget(policy, trial.compile_s)
+        reserve = trial.retime_cost_s(RETIME_TOP, _retime_rounds())
         descent = Descent(measure, feasible, policy, ctx.tiling, self.hints, launch_options=not interp,
                           warps=ctx.domain("num_warps", WARPS),
                           stages=ctx.domain("num_stages", range(MIN_STAGES, MAX_STAGES + 1)),
-                          clock=_bench.clock, started=t_start, stop_round=stop_round)
+                          clock=_bench.clock, started=t_start, stop_round=stop_round,
+                          seconds=seconds, reserve_s=reserve, compile_s=trial.compile_s or 0.0)
         result = descent.run(known)
         for a, b, ms in result.moves:
             trial.problem.report.note(f"descent: [{config_str(config(a))}] -> [{config_str(config(b))}] ({ms:.4f} ms)")
         return {"descent_measured": result.measured, "descent_rejected": result.rejected,
-                "descent_moves": len(result.moves), "descent_stopped": result.stopped}
+                "descent_moves": len(result.moves), "descent_stopped": result.stopped,
+                "time_budget_s": seconds, "compile_s": trial.compile_s}

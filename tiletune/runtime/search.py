@@ -10,11 +10,18 @@ fused epilogues, persistent kernels).  So the search measures, and moves:
 2. **coordinate descent** (:class:`Descent`, after PyTorch Inductor's
    coordinate-descent tuner, but seeded with the best *measured* configs and
    never compiling a neighbour the feasibility model rejects): from each seed,
-   every single move -- a tiling parameter x2 or /2, ``num_warps`` x2 or /2,
-   ``num_stages`` +-1, another value of a hint -- is measured (memoised);
-   the best neighbour becomes the new centre when it gains more than
-   ``gain`` (1%); the descent stops when no move gains, or when the budget
-   (compiles and seconds) is spent.
+   every move -- a tiling parameter x2 or /2, ``num_warps`` x2 or /2,
+   ``num_stages`` +-1, another value of a hint, and a tiling parameter and
+   ``num_warps`` scaled together (x2 or /2 both: the same work per thread)
+   -- is measured (memoised); the best neighbour becomes the new centre when
+   it gains more than ``gain`` (1%); the descent stops when no move gains,
+   or when the budget is spent.
+
+The budget (:func:`time_budget`) is priced in what the author's hand list
+would cost: ``hand_lists`` x a list of :data:`HAND_LIST_CONFIGS` configs,
+each compiled (at the compile time measured for this kernel in the first
+batch) and timed by ``triton.autotune``'s default benchmark
+(:data:`STOCK_BENCH_S`).  A round that would not fit is not started.
 
 ``search=`` on the autotuner, else ``TILETUNE_SEARCH``, picks a
 :class:`SearchPolicy`: ``"fast"``, ``"default"`` or ``"exhaustive"``
@@ -36,16 +43,25 @@ __all__ = [
     "SEARCH_MODES",
     "resolve_search",
     "first_batch_size",
+    "first_batch",
     "neighbours",
     "repeat_move",
     "diverse_seeds",
     "Descent",
     "config_signature",
+    "time_budget",
+    "HAND_LIST_CONFIGS",
+    "STOCK_BENCH_S",
 ]
 
 #: ``num_warps`` values a move may reach, ``num_stages`` bounds (Triton on sm80/sm90).
 WARPS = (1, 2, 4, 8, 16, 32)
 MIN_STAGES, MAX_STAGES = 1, 7
+
+#: The yardstick of the time budget: the author's hand list (4-8 configs in the libraries we read) as
+#: ``triton.autotune`` tunes it -- each config compiled, then timed by ``do_bench(warmup=25, rep=100)``.
+HAND_LIST_CONFIGS = 6
+STOCK_BENCH_S = 0.125
 
 
 @dataclass(frozen=True)
@@ -58,9 +74,11 @@ class SearchPolicy:
     run the coordinate descent; ``seeds``: how many of the best measured
     configs it starts from; ``gain``: the smallest relative gain that moves
     the centre; ``max_compiles``/``max_seconds``: the descent's budget (new
-    configs measured, wall seconds since tuning began); ``synth_top_k``: how
-    many ranked candidates synthesis returns (the pool the first batch draws
-    from; ``exhaustive`` asks for many).
+    configs measured, wall seconds since tuning began); ``hand_lists``: the
+    time budget in hand-list costs (:func:`time_budget`; None: only
+    ``max_seconds``); ``synth_top_k``: how many ranked candidates synthesis
+    returns (the pool the first batch draws from; ``exhaustive`` asks for
+    many).
     """
 
     name: str
@@ -72,16 +90,17 @@ class SearchPolicy:
     gain: float = 0.01
     max_compiles: int = 48
     max_seconds: float = 30.0
+    hand_lists: Optional[float] = None
     synth_top_k: int = 16
 
 
-#: The modes.  Budgets are sized against the goal "first tune no slower than the author's hand list"
-#: (a 4-8 config list: 1-4 s on an H100): each descent round compiles its <= 10 neighbours in parallel.
+#: The modes.  ``default`` spends at most what the author's hand list would (``hand_lists=1``),
+#: ``fast`` half that; each descent round compiles its neighbours in parallel.
 SEARCH_MODES: Dict[str, SearchPolicy] = {
     "fast": SearchPolicy("fast", first_min=2, first_max=4, seeds=1, max_compiles=8, max_seconds=3.0,
-                         synth_top_k=8),
+                         hand_lists=0.5, synth_top_k=8),
     "default": SearchPolicy("default", first_min=3, first_max=8, seeds=2, max_compiles=24, max_seconds=8.0,
-                            synth_top_k=16),
+                            hand_lists=1.0, synth_top_k=16),
     "exhaustive": SearchPolicy("exhaustive", first_min=100_000, first_max=100_000, descent=False,
                                max_compiles=0, max_seconds=float("inf"), synth_top_k=100_000),
 }
@@ -120,6 +139,20 @@ def resolve_search(search: Any = None, breadth: float = 1.0) -> SearchPolicy:
     return policy
 
 
+def time_budget(policy: SearchPolicy, compile_s: Optional[float]) -> float:
+    """Seconds the whole search may take: ``max_seconds``, and at most ``hand_lists`` hand lists.
+
+    A hand list costs :data:`HAND_LIST_CONFIGS` x (``compile_s`` +
+    :data:`STOCK_BENCH_S`), ``compile_s`` being the seconds one config of
+    this kernel took to compile (measured); unknown (nothing compiled: the
+    binaries were cached, or the interpreter) leaves ``max_seconds``.
+    """
+    if policy.hand_lists is None or compile_s is None:
+        return policy.max_seconds
+    hand = HAND_LIST_CONFIGS * (max(0.0, compile_s) + STOCK_BENCH_S)
+    return min(policy.max_seconds, policy.hand_lists * hand)
+
+
 def _interpreting() -> bool:
     from .bench import interpreting
 
@@ -144,6 +177,33 @@ def first_batch_size(costs: Sequence[Optional[float]], policy: SearchPolicy) -> 
     best = known[0]
     close = sum(1 for c in known if c <= best * (1.0 + policy.decisive_gap))
     return min(n, max(policy.first_min, min(policy.first_max, close)))
+
+
+def first_batch(tilings: Sequence[Any], n: int) -> List[int]:
+    """Which ``n`` of the ranked candidates to measure first: indices, best ranked first.
+
+    ``tilings[i]`` is candidate ``i``'s tiling without ``num_stages`` (its
+    keyword values and ``num_warps``).  Each slot goes to the best-ranked
+    candidate of a tiling not yet in the batch; ``num_stages`` variants of a
+    tiling already chosen only fill slots left over.  The model ranks
+    stage variants side by side (their modelled costs barely differ), and
+    measuring them spends the batch on one basin, while a stage is one move
+    of the descent away.
+    """
+    chosen: List[int] = []
+    seen: set = set()
+    for i, t in enumerate(tilings):
+        if len(chosen) >= n:
+            return chosen
+        if t not in seen:
+            seen.add(t)
+            chosen.append(i)
+    for i in range(len(tilings)):
+        if len(chosen) >= n:
+            break
+        if i not in chosen:
+            chosen.append(i)
+    return sorted(chosen)
 
 
 def config_signature(kwargs: Mapping[str, Any], num_warps: Any = None, num_stages: Any = None) -> str:
@@ -183,8 +243,14 @@ class Point:
 def neighbours(point: Point, tiling: Sequence[str], hints: Optional[Mapping[str, Sequence[Any]]] = None,
                *, launch_options: bool = True, warps: Sequence[int] = WARPS,
                stages: Sequence[int] = tuple(range(MIN_STAGES, MAX_STAGES + 1))) -> List[Point]:
-    """Every single move from ``point``: each tiling parameter x2 and /2 (integers >= 1), num_warps x2
-    and /2 (within ``warps``), num_stages +-1 (within ``stages``), each other value of each hint.
+    """Every move from ``point``: each tiling parameter x2 and /2 (integers >= 1), num_warps x2
+    and /2 (within ``warps``), num_stages +-1 (within ``stages``), each other value of each hint, and
+    each tiling parameter scaled with num_warps (both x2, or both /2).
+
+    The paired move keeps the work per thread: from a big tile on many warps,
+    the small-tile few-warp corner is a straight line, where single moves
+    first pass through worse points (a small tile on many idle warps) and
+    stop there.
 
     ``warps``/``stages`` are the values synthesis considers (a kernel with no
     loop to pipeline has ``stages == [1]``: no stage moves).
@@ -215,6 +281,15 @@ def neighbours(point: Point, tiling: Sequence[str], hints: Optional[Mapping[str,
             for s in (point.num_stages + 1, point.num_stages - 1):
                 if s in stages:
                     out.append(Point(point.kwargs, point.num_warps, s))
+        if point.num_warps is not None:
+            for name in tiling:
+                v = values.get(name)
+                if not isinstance(v, int) or isinstance(v, bool):
+                    continue
+                for f_up in (True, False):
+                    tile, w = (v * 2, point.num_warps * 2) if f_up else (v // 2, point.num_warps // 2)
+                    if tile >= 1 and tile != v and w in warps:
+                        out.append(Point(point.with_value(name, tile).kwargs, w, point.num_stages))
     seen, unique = set(), []
     for p in out:
         if p not in seen:
@@ -225,8 +300,8 @@ def neighbours(point: Point, tiling: Sequence[str], hints: Optional[Mapping[str,
 
 def repeat_move(a: Point, b: Point, *, launch_options: bool = True, warps: Sequence[int] = WARPS,
                 stages: Sequence[int] = tuple(range(MIN_STAGES, MAX_STAGES + 1))) -> Optional[Point]:
-    """The point one more step along the single move ``a -> b`` (x2, /2, +-1), or None (not a repeatable
-    move: a hint value, a bound, a change of more than one coordinate)."""
+    """The point one more step along the move ``a -> b`` (x2, /2, +-1, or a tiling parameter and num_warps
+    scaled together), or None (not a repeatable move: a hint value, a bound, any other change)."""
     av, bv = a.values(), b.values()
     changed = [k for k in set(av) | set(bv) if av.get(k) != bv.get(k)]
     if len(changed) == 1 and a.num_warps == b.num_warps and a.num_stages == b.num_stages:
@@ -236,6 +311,19 @@ def repeat_move(a: Point, b: Point, *, launch_options: bool = True, warps: Seque
             return None
         z = y * y // x if y > x else y // (x // y) if x % y == 0 else 0
         return b.with_value(k, z) if z >= 1 and z != y else None
+    if len(changed) == 1 and launch_options and a.num_stages == b.num_stages and a.num_warps and b.num_warps:
+        # a tiling parameter and num_warps scaled together: scale both once more
+        k = changed[0]
+        x, y = av.get(k), bv.get(k)
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (x, y)):
+            return None
+        up = y > x
+        if up != (b.num_warps > a.num_warps):
+            return None
+        z, w = (y * 2, b.num_warps * 2) if up else (y // 2, b.num_warps // 2)
+        if z < 1 or w not in warps:
+            return None
+        return Point(b.with_value(k, z).kwargs, w, b.num_stages)
     if changed or not launch_options:
         return None
     if a.num_warps != b.num_warps and a.num_stages == b.num_stages and a.num_warps and b.num_warps:
@@ -282,6 +370,12 @@ class Descent:
     None = failed); ``feasible(point) -> bool`` is the model's check, asked
     before anything is compiled; ``clock`` (seconds) is injectable for tests.
     ``started`` is when tuning began (the time budget counts the first batch).
+    ``seconds`` is the time budget (default ``policy.max_seconds``; see
+    :func:`time_budget`), of which ``reserve_s`` is kept for what follows the
+    descent (re-timing the leaders).  A round is started only when its
+    estimated cost fits: ``compile_s`` (one compile's latency; the round's
+    compiles run in parallel) plus the measured seconds per point of the
+    previous round times its points.
     ``stop_round()`` (optional) may end the descent between rounds (a group
     of ranks agreeing to stop together).
     """
@@ -291,7 +385,8 @@ class Descent:
                  hints: Optional[Mapping[str, Sequence[Any]]] = None, *, launch_options: bool = True,
                  warps: Sequence[int] = WARPS, stages: Sequence[int] = tuple(range(MIN_STAGES, MAX_STAGES + 1)),
                  clock: Callable[[], float] = time.perf_counter, started: Optional[float] = None,
-                 stop_round: Optional[Callable[[bool], bool]] = None):
+                 stop_round: Optional[Callable[[bool], bool]] = None, seconds: Optional[float] = None,
+                 reserve_s: float = 0.0, compile_s: float = 0.0):
         self.measure = measure
         self.feasible = feasible
         self.policy = policy
@@ -302,16 +397,32 @@ class Descent:
         self.clock = clock
         self.started = clock() if started is None else started
         self.stop_round = stop_round
+        self.seconds = policy.max_seconds if seconds is None else seconds
+        self.reserve_s = max(0.0, reserve_s)
+        self.compile_s = max(0.0, compile_s)
+        self.point_s = 0.0  # measured seconds per point of the last round, beyond one compile's latency
         self.times: Dict[Point, Optional[float]] = {}
         self.rejected: set = set()
         self.measured = 0
 
-    def _over_budget(self) -> bool:
-        p = self.policy
-        return self.measured >= p.max_compiles or (self.clock() - self.started) >= p.max_seconds
+    def _round_cost(self, n: int) -> float:
+        return self.compile_s + self.point_s * n if n else 0.0
 
-    def _should_stop(self) -> bool:
-        over = self._over_budget()
+    def _over_budget(self, n_next: int = 0) -> bool:
+        left = self.seconds - self.reserve_s - (self.clock() - self.started)
+        return self.measured >= self.policy.max_compiles or left <= self._round_cost(n_next)
+
+    def _measure(self, batch: List[Point]) -> List[Optional[float]]:
+        t0 = self.clock()
+        results = list(self.measure(batch))
+        self.point_s = max(0.0, self.clock() - t0 - self.compile_s) / len(batch)
+        self.measured += len(batch)
+        for q, t in zip(batch, results):
+            self.times[q] = t
+        return results
+
+    def _should_stop(self, n_next: int = 0) -> bool:
+        over = self._over_budget(n_next)
         if self.stop_round is not None:
             return self.stop_round(over)
         return over
@@ -343,11 +454,10 @@ class Descent:
                         self.rejected.add(q)
                 room = self.policy.max_compiles - self.measured
                 batch = feasible[:max(0, room)]
+                if batch and self._should_stop(len(batch)):
+                    return self._result(moves, "budget")
                 if batch:
-                    results = list(self.measure(batch))
-                    self.measured += len(batch)
-                    for q, t in zip(batch, results):
-                        self.times[q] = t
+                    self._measure(batch)
                 if len(batch) < len(feasible):
                     return self._result(moves, "budget")
                 best_t = self.times[centre]
@@ -377,11 +487,9 @@ class Descent:
                 if not self.feasible(nxt):
                     self.rejected.add(nxt)
                     return cur, False
-                if self.measured >= self.policy.max_compiles or self._should_stop():
+                if self._should_stop(1):
                     return cur, True
-                (t,) = list(self.measure([nxt]))
-                self.measured += 1
-                self.times[nxt] = t
+                self._measure([nxt])
             t_cur, t_nxt = self.times[cur], self.times[nxt]
             if t_nxt is None or t_cur is None or not t_nxt < t_cur * (1.0 - self.policy.gain):
                 return cur, False
