@@ -8,20 +8,36 @@ See ``docs/synthesis.md`` for the model (variables, constraints, Z3,
 enumeration) and the cost model.
 """
 
-from .model import Candidate, SynthesisResult, Target
-from .targets import TARGETS, detect, get_target, target_names
-from .space import required_shapes
-from .synthesize import check_config, synthesize
+from importlib import import_module
+from typing import Any
 
-__all__ = [
-    "Candidate",
-    "SynthesisResult",
-    "Target",
-    "TARGETS",
-    "detect",
-    "get_target",
-    "target_names",
-    "required_shapes",
-    "check_config",
-    "synthesize",
-]
+# Names resolve on first use (PEP 562): a tuner that only resolves its target (a cache hit) imports
+# ``targets``/``model`` and never the solver and the analysis behind ``synthesize``.
+_HOME = {
+    "Candidate": ".model",
+    "SynthesisResult": ".model",
+    "Target": ".model",
+    "TARGETS": ".targets",
+    "detect": ".targets",
+    "get_target": ".targets",
+    "target_names": ".targets",
+    "required_shapes": ".space",
+    "check_config": ".synthesize",
+    "synthesize": ".synthesize",
+}
+
+__all__ = list(_HOME)
+
+
+def __getattr__(name: str) -> Any:
+    """Import the module that defines ``name`` when it is first asked for."""
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(home, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(_HOME))
