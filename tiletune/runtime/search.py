@@ -58,8 +58,10 @@ __all__ = [
 WARPS = (1, 2, 4, 8, 16, 32)
 MIN_STAGES, MAX_STAGES = 1, 7
 
-#: The yardstick of the time budget: the author's hand list (4-8 configs in the libraries we read) as
-#: ``triton.autotune`` tunes it -- each config compiled, then timed by ``do_bench(warmup=25, rep=100)``.
+#: The yardstick of the time budget: the author's hand list as ``triton.autotune`` tunes it -- each config
+#: compiled, then timed by ``do_bench(warmup=25, rep=100)``.  Literal lists in torchao 0.18.0 and gemlite
+#: 0.6.0.post2 have 1-8 configs (median 4 over 41 lists), the fixtures' 3-8 (median 5); 6 is on the
+#: generous side of both, a choice for search quality (see bench/results/gpu_bench_search.md).
 HAND_LIST_CONFIGS = 6
 STOCK_BENCH_S = 0.125
 
