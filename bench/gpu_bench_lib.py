@@ -236,13 +236,11 @@ def best_known(timings: Dict[str, dict], configs: Dict[str, Tuple[str, Any]]) ->
         if not samples:
             continue
         choose, report = (samples[0::2], samples[1::2]) if len(samples) > 1 else (samples, samples)
-        rows.append((statistics.median(choose), statistics.median(report), group, cfg))
+        rows.append((statistics.median(choose), statistics.median(report), group, cfg, len(samples) > 1))
     if not rows:
         return None
-    _, ms, group, cfg = min(rows, key=lambda r: r[0])
-    return {"ms": ms, "best": config_label(cfg), "best_from": group,
-            "split": all(len((timings.get(config_sig(c)) or {}).get("samples_ms") or []) > 1
-                         for _, _, _, c in rows)}
+    _, ms, group, cfg, _ = min(rows, key=lambda r: r[0])
+    return {"ms": ms, "best": config_label(cfg), "best_from": group, "split": all(r[4] for r in rows)}
 
 
 def _wall_do_bench(dev: Device):

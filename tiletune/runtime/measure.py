@@ -71,6 +71,9 @@ class _NoCompiles:
     def wait(self, k: int) -> Optional[str]:
         return None
 
+    def busy(self) -> bool:
+        return False
+
 
 class _CompileFailed(Exception):
     """A candidate whose background compile failed (dropped as such, not as a run failure)."""
@@ -240,7 +243,7 @@ class _Trial:
             if reason is not None:
                 report.advance()
                 raise _CompileFailed(reason)
-            if hasattr(queue, "busy") and queue.busy():
+            if queue.busy():
                 self.contended.add(i)
             t0 = _bench.clock()
             try:
