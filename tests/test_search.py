@@ -124,7 +124,8 @@ def test_neighbours_are_single_and_tile_warps_moves_within_bounds():
     sigs = {(q.values()["BM"], q.values()["BN"], q.values()["GROUP"], q.num_warps, q.num_stages) for q in got}
     assert sigs == {(2, 64, 8, 32, 1), (1, 128, 8, 32, 1), (1, 32, 8, 32, 1), (1, 64, 1, 32, 1),
                     (1, 64, 8, 16, 1), (1, 64, 8, 32, 2),
-                    (1, 32, 8, 16, 1)}  # BN and num_warps halved together; x2 would need 64 warps, BM/2 is 0
+                    (1, 32, 8, 16, 1),  # BN and num_warps halved together; x2 would need 64 warps, BM/2 is 0
+                    (1, 32, 8, 32, 2)}  # BN halved at twice the stages; x2 at half of 1 stage is no move
     assert all(q.num_warps is None for q in neighbours(Point.of({"BM": 4}, None, None), ["BM"],
                                                          launch_options=False))
     # nothing to pipeline (synthesis' stage domain is [1]): no stage moves
@@ -469,6 +470,47 @@ def test_paired_tile_and_warps_moves_reach_a_corner_that_single_moves_stop_short
     assert repeat_move(Point.of({"B": 8}, 8, 3), Point.of({"B": 4}, 16, 3)) is None  # not one direction
 
 
+def test_tile_against_stages_move_reaches_a_deeper_pipeline_that_single_moves_cannot():
+    """matmul M=512,N=4096,K=11008 on the H100: from BLOCK_K=128 at 3 stages (shared memory full) the
+    winner was BLOCK_K=64 at 5 stages.
+
+    Here time falls with the bytes in flight (BK x stages) and, less, with a
+    shallower tile; shared memory holds at most BK x stages = 384.  Adding a
+    stage does not fit, halving BK alone halves the bytes in flight, so single
+    moves stop at the start; BK/2 at twice the stages keeps the bytes in
+    flight and gains.
+    """
+    def time_of(p: Point) -> float:
+        in_flight = p.values()["BK"] * p.num_stages
+        return 1000.0 / in_flight + 0.001 * p.values()["BK"]
+
+    def fits(p: Point) -> bool:
+        return p.values()["BK"] * p.num_stages <= 384
+
+    stages = tuple(range(1, 6))
+    start = Point.of({"BK": 128}, 4, 3)
+    single = [p for p in neighbours(start, ["BK"], stages=stages)
+              if (p.kwargs == start.kwargs or p.num_stages == start.num_stages) and fits(p)]
+    assert single and min(map(time_of, single)) >= time_of(start)  # no single move gains
+    assert Point.of({"BK": 64}, 4, 5) in neighbours(start, ["BK"], stages=stages)  # 3 x 2 = 6, clipped to 5
+    assert Point.of({"BK": 256}, 4, 1) in neighbours(start, ["BK"], stages=stages)
+    assert all(p.num_stages == 3 or p.kwargs == start.kwargs or p.num_warps != 4
+               for p in neighbours(start, ["BK"], stages=(3,)))  # nothing to pipeline: no stage pairs
+    measured: list = []
+
+    def measure(points):
+        measured.extend(points)
+        return [time_of(p) for p in points]
+
+    d = Descent(measure, fits, SearchPolicy("t", 1, 1, seeds=1, max_compiles=60, max_seconds=1e9), ["BK"],
+                stages=range(1, 8))
+    result = d.run({start: time_of(start)})
+    best = min((t, p.signature(), p) for p, t in result.times.items() if t is not None)[2]
+    assert best.values()["BK"] < 128 and best.values()["BK"] * best.num_stages == 384
+    assert time_of(best) < time_of(start)
+    assert not [p for p in measured if not fits(p)]  # the model's rejects are never measured
+
+
 def test_time_budget_is_priced_in_hand_lists_of_this_kernels_compile_time():
     from tiletune.runtime.search import HAND_LIST_CONFIGS, STOCK_BENCH_S, time_budget
 
@@ -481,7 +523,7 @@ def test_time_budget_is_priced_in_hand_lists_of_this_kernels_compile_time():
 
 
 def test_a_round_that_would_overrun_the_budget_is_not_started():
-    """Each point costs 0.1 s on the clock plus 0.5 s of compile latency per round; 2 s budget, 0.5 s reserve."""
+    """Each point costs 0.1 s on the clock plus 0.5 s of compile latency per round; 3 s budget, 0.5 s reserve."""
     now = [0.0]
 
     def measure(points):
@@ -490,10 +532,11 @@ def test_a_round_that_would_overrun_the_budget_is_not_started():
 
     start = Point.of({"BM": 256, "BN": 1}, 4, 3)
     d = Descent(measure, lambda p: True, SearchPolicy("t", 1, 1, max_compiles=10_000, max_seconds=1e9),
-                ["BM", "BN"], clock=lambda: now[0], started=0.0, seconds=2.0, reserve_s=0.5, compile_s=0.5)
+                ["BM", "BN"], clock=lambda: now[0], started=0.0, seconds=3.0, reserve_s=0.5, compile_s=0.5,
+                point_s=0.1)
     result = d.run({start: 1.0e9})
     assert result.stopped == "budget" and result.measured > 0
-    assert now[0] <= 2.0 - 0.5  # no round ran past budget minus reserve
+    assert now[0] <= 3.0 - 0.5  # no round ran past budget minus reserve (the first one priced by point_s)
 
 
 def test_only_candidates_timed_while_others_compiled_are_timed_again(monkeypatch):
@@ -536,7 +579,7 @@ def test_a_compile_is_priced_by_its_thread_cpu_plus_its_child_processes():
     queue = CompileQueue()
     assert queue.compile_seconds() is None  # nothing compiled (cached binaries, the interpreter)
     job = lambda: subprocess.run([sys.executable, "-c", "sum(range(5_000_000))"], check=True)  # noqa: E731
-    with _TimedPool(queue.durations, max_workers=2) as pool:
+    with _TimedPool(queue, max_workers=2) as pool:
         futures = [pool.submit(job) for _ in range(2)]
     assert all(f.exception() is None for f in futures)
     assert len(queue.durations) == 2

@@ -98,6 +98,7 @@ class _Trial:
         self.contended: set = set()  # timed while other candidates still compiled
         self.compile_s: Optional[float] = None  # one compile's seconds, measured (the time budget's price)
         self.bench_s: List[float] = []  # seconds per benchmark call, on the measuring clock
+        self.compiled = {"children": 0, "threads": 0}  # where this trial's compiles ran
 
     def add(self, config: Config) -> int:
         """The index of ``config`` (added when new)."""
@@ -178,6 +179,8 @@ class _Trial:
             result = self._bench(alive, queue, first)
         if self.compile_s is None:  # every compile of the batch has finished (the pool is shut down)
             self.compile_s = queue.compile_seconds()
+        self.compiled["children"] += len(queue.child_durations)
+        self.compiled["threads"] += len(queue.durations)
         # the same decision on every rank of a group (alive is agreed), from this rank's queue otherwise
         if self.active:
             overlapped = len(alive) > 1 and not _bench.interpreting() and parallel_enabled()
@@ -446,6 +449,7 @@ class MeasureStage:
         facts["seconds"] = {"candidates": t_candidates - t_start, "first_batch": t_first - t_candidates,
                             "descent": t_descent - t_first, "retime": t_start + self.bench_time - t_descent}
         facts["measured"] = len(trial.timings) + len(trial.failures)
+        facts["compiled_in"] = dict(trial.compiled)
         report.note(f"search {policy.name}: {facts['first_batch']} of {len(configs)} ranked candidate(s) measured "
                     f"first, {facts.get('descent_measured', 0)} more by the descent "
                     f"({facts.get('descent_stopped', 'no descent')})")
@@ -503,7 +507,8 @@ class MeasureStage:
                           warps=ctx.domain("num_warps", WARPS),
                           stages=ctx.domain("num_stages", range(MIN_STAGES, MAX_STAGES + 1)),
                           clock=_bench.clock, started=t_start, stop_round=stop_round,
-                          seconds=seconds, reserve_s=reserve, compile_s=trial.compile_s or 0.0)
+                          seconds=seconds, reserve_s=reserve, compile_s=trial.compile_s or 0.0,
+                          point_s=trial.retime_cost_s(1, 1))
         result = descent.run(known)
         for a, b, ms in result.moves:
             trial.problem.report.note(f"descent: [{config_str(config(a))}] -> [{config_str(config(b))}] ({ms:.4f} ms)")

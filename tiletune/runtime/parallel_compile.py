@@ -1,9 +1,11 @@
 """Compile every candidate before benchmarking, in parallel.
 
 Compiling one matmul config takes about a second; a search compiles dozens,
-so the autotuner compiles them all up front on a thread pool (Triton's
-compiler spends its time in C++ and ``ptxas``, outside the GIL) and
-benchmarks afterwards.  Where Triton has ``AsyncCompileMode`` (3.5+), each
+so the autotuner compiles them all up front and benchmarks afterwards.  The
+thread pool alone runs compiles nearly one at a time (Triton's compiler holds
+the GIL for much of a compile), so each candidate is first compiled in a
+forked child process (:mod:`~tiletune.runtime.compile_workers`) and the
+pool's compile reads the result back from Triton's disk cache.  Where Triton has ``AsyncCompileMode`` (3.5+), each
 candidate's ``fn.run(..., warmup=True)`` is submitted to it; elsewhere the
 warmups themselves run on the pool.
 
@@ -28,6 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Tuple
 
 from .bench import interpreting
+from .compile_workers import ProcessCompiles, capture_specs, processes_enabled
 
 __all__ = ["parallel_enabled", "max_workers", "compile_all", "compiling", "CompileQueue", "describe_error"]
 
@@ -128,24 +131,37 @@ def _children_cpu_s() -> float:
 
 
 class _TimedPool(ThreadPoolExecutor):
-    """A thread pool that records the CPU seconds each job spent on its worker thread, into ``durations``.
+    """A thread pool that records what each compile job cost, into its queue.
 
     CPU time, not wall time: compiles running side by side wait for the GIL
     and the cores, and a compile's wall time in a busy pool says little of
-    what it costs alone.
+    what it costs alone.  A job submitted while :attr:`child` is set first
+    waits for that candidate's compile in a child process
+    (:class:`~tiletune.runtime.compile_workers.ProcessCompiles`); when the
+    thread's compile then returns the child's kernel (same hash, read back
+    from Triton's cache), the child's CPU seconds are what the compile cost.
     """
 
-    def __init__(self, durations: List[float], **kwargs: Any) -> None:
+    def __init__(self, queue: "CompileQueue", **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.durations = durations
+        self.queue = queue
+        self.child: Optional[Callable[[], Optional[Tuple[float, str]]]] = None
 
     def submit(self, fn, /, *args, **kwargs):  # type: ignore[override]
+        child, queue = self.child, self.queue
+
         def timed():
+            from_child = child() if child is not None else None
             t0 = time.thread_time()
+            kernel = None
             try:
-                return fn(*args, **kwargs)
+                kernel = fn(*args, **kwargs)
+                return kernel
             finally:
-                self.durations.append(time.thread_time() - t0)
+                if from_child is not None and getattr(kernel, "hash", None) == from_child[1]:
+                    queue.child_durations.append(from_child[0])
+                else:
+                    queue.durations.append(time.thread_time() - t0)
 
         return super().submit(timed)
 
@@ -161,7 +177,8 @@ class CompileQueue:
     def __init__(self) -> None:
         self.futures: Dict[Hashable, Any] = {}
         self.failures: Dict[Hashable, str] = {}
-        self.durations: List[float] = []
+        self.durations: List[float] = []  # compiled on a pool thread: its CPU seconds
+        self.child_durations: List[float] = []  # compiled in a child process: the child's CPU seconds
         self._children_at_start = _children_cpu_s()
 
     def busy(self) -> bool:
@@ -176,9 +193,13 @@ class CompileQueue:
         matmul and int8_gemv for sm_90 on a 2-core CPU, this came within 15%
         of a compile's wall time when compiles ran one at a time, in a pool or
         not; the wall times taken in the pool on an H100 host were 1.5-3.5x
-        what ``triton.autotune``'s one-at-a-time compiles implied.  Ask once
-        every compile finished.
+        what ``triton.autotune``'s one-at-a-time compiles implied.  Where
+        child processes compiled, the median of their CPU seconds (their
+        ``ptxas`` included).  Ask once every compile finished.
         """
+        if self.child_durations:  # each includes its own ptxas; the children's CPU also lands in ours when reaped
+            ordered = sorted(self.child_durations)
+            return ordered[len(ordered) // 2]
         if not self.durations:
             return None
         ordered = sorted(self.durations)
@@ -225,14 +246,20 @@ def compiling(jobs: Dict[Hashable, Callable[[], Any]], *, parallel: Optional[boo
     if active_mode.get() is not None:
         yield queue
         return
-    with _TimedPool(queue.durations, max_workers=max_workers(len(jobs)), thread_name_prefix="tiletune-compile") as pool:
+    specs = capture_specs(jobs) if processes_enabled() else {}
+    workers = max_workers(len(jobs))
+    with ProcessCompiles(specs, workers) as children, \
+            _TimedPool(queue, max_workers=workers, thread_name_prefix="tiletune-compile") as pool:
         with AsyncCompileMode(pool, ignore_errors=True):
             for k, job in jobs.items():
+                pool.child = (lambda k=k: children.wait(k)) if k in specs else None
                 try:
                     kernel = job()
                 except Exception as exc:  # binding / front-end errors raised at submission
                     queue.failures[k] = describe_error(exc)
                     continue
+                finally:
+                    pool.child = None
                 fut = getattr(kernel, "future", None)
                 if isinstance(fut, Future):
                     queue.futures[k] = fut

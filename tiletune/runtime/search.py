@@ -12,7 +12,8 @@ fused epilogues, persistent kernels).  So the search measures, and moves:
    never compiling a neighbour the feasibility model rejects): from each seed,
    every move -- a tiling parameter x2 or /2, ``num_warps`` x2 or /2,
    ``num_stages`` +-1, another value of a hint, and a tiling parameter and
-   ``num_warps`` scaled together (x2 or /2 both: the same work per thread)
+   ``num_warps`` scaled together (x2 or /2 both: the same work per thread),
+   a tiling parameter scaled against ``num_stages`` (the same bytes in flight)
    -- is measured (memoised); the best neighbour becomes the new centre when
    it gains more than ``gain`` (1%); the descent stops when no move gains,
    or when the budget is spent.
@@ -60,9 +61,9 @@ MIN_STAGES, MAX_STAGES = 1, 7
 
 #: The yardstick of the time budget: the author's hand list as ``triton.autotune`` tunes it -- each config
 #: compiled, then timed by ``do_bench(warmup=25, rep=100)``.  Literal lists in torchao 0.18.0 and gemlite
-#: 0.6.0.post2 have 1-8 configs (median 4 over 41 lists), the fixtures' 3-8 (median 5); 6 is on the
-#: generous side of both, a choice for search quality (see bench/results/gpu_bench_search.md).
-HAND_LIST_CONFIGS = 6
+#: 0.6.0.post2 have 1-8 configs (median 4 over 41 lists), the fixtures' 3-8 (median 5): a typical list is
+#: 5 configs (see bench/results/gpu_bench_search.md).
+HAND_LIST_CONFIGS = 5
 STOCK_BENCH_S = 0.125
 
 
@@ -101,7 +102,7 @@ class SearchPolicy:
 SEARCH_MODES: Dict[str, SearchPolicy] = {
     "fast": SearchPolicy("fast", first_min=2, first_max=4, seeds=1, max_compiles=8, max_seconds=3.0,
                          hand_lists=0.5, synth_top_k=8),
-    "default": SearchPolicy("default", first_min=3, first_max=8, seeds=2, max_compiles=24, max_seconds=8.0,
+    "default": SearchPolicy("default", first_min=3, first_max=8, seeds=2, max_compiles=40, max_seconds=8.0,
                             hand_lists=1.0, synth_top_k=16),
     "exhaustive": SearchPolicy("exhaustive", first_min=100_000, first_max=100_000, descent=False,
                                max_compiles=0, max_seconds=float("inf"), synth_top_k=100_000),
@@ -246,13 +247,18 @@ def neighbours(point: Point, tiling: Sequence[str], hints: Optional[Mapping[str,
                *, launch_options: bool = True, warps: Sequence[int] = WARPS,
                stages: Sequence[int] = tuple(range(MIN_STAGES, MAX_STAGES + 1))) -> List[Point]:
     """Every move from ``point``: each tiling parameter x2 and /2 (integers >= 1), num_warps x2
-    and /2 (within ``warps``), num_stages +-1 (within ``stages``), each other value of each hint, and
-    each tiling parameter scaled with num_warps (both x2, or both /2).
+    and /2 (within ``warps``), num_stages +-1 (within ``stages``), each other value of each hint,
+    each tiling parameter scaled with num_warps (both x2, or both /2), and each tiling parameter
+    scaled against num_stages (/2 with x2, or x2 with /2; clipped to ``stages``).
 
-    The paired move keeps the work per thread: from a big tile on many warps,
-    the small-tile few-warp corner is a straight line, where single moves
-    first pass through worse points (a small tile on many idle warps) and
-    stop there.
+    The paired moves keep what single moves break.  Tile with warps keeps the
+    work per thread: from a big tile on many warps, the small-tile few-warp
+    corner is a straight line, where single moves first pass through worse
+    points (a small tile on many idle warps) and stop there.  Tile against
+    stages keeps the bytes in flight in the software pipeline (stages x the
+    tile's bytes per stage): from a deep tile at few stages, halving the tile
+    alone shortens the prefetch and adding stages alone overflows shared
+    memory, while the shallower tile at twice the stages does neither.
 
     ``warps``/``stages`` are the values synthesis considers (a kernel with no
     loop to pipeline has ``stages == [1]``: no stage moves).
@@ -292,6 +298,16 @@ def neighbours(point: Point, tiling: Sequence[str], hints: Optional[Mapping[str,
                     tile, w = (v * 2, point.num_warps * 2) if f_up else (v // 2, point.num_warps // 2)
                     if tile >= 1 and tile != v and w in warps:
                         out.append(Point(point.with_value(name, tile).kwargs, w, point.num_stages))
+        if point.num_stages is not None and len(stages) > 1:
+            deepest, shallowest = max(stages), min(stages)
+            for name in tiling:
+                v = values.get(name)
+                if not isinstance(v, int) or isinstance(v, bool):
+                    continue
+                for tile, s in ((v // 2, min(deepest, point.num_stages * 2)),
+                                (v * 2, max(shallowest, point.num_stages // 2))):
+                    if tile >= 1 and tile != v and s != point.num_stages and s in stages:
+                        out.append(Point(point.with_value(name, tile).kwargs, point.num_warps, s))
     seen, unique = set(), []
     for p in out:
         if p not in seen:
@@ -377,7 +393,8 @@ class Descent:
     descent (re-timing the leaders).  A round is started only when its
     estimated cost fits: ``compile_s`` (one compile's latency; the round's
     compiles run in parallel) plus the measured seconds per point of the
-    previous round times its points.
+    previous round times its points (``point_s`` before the first round: the
+    first batch's seconds per benchmark).
     ``stop_round()`` (optional) may end the descent between rounds (a group
     of ranks agreeing to stop together).
     """
@@ -388,7 +405,7 @@ class Descent:
                  warps: Sequence[int] = WARPS, stages: Sequence[int] = tuple(range(MIN_STAGES, MAX_STAGES + 1)),
                  clock: Callable[[], float] = time.perf_counter, started: Optional[float] = None,
                  stop_round: Optional[Callable[[bool], bool]] = None, seconds: Optional[float] = None,
-                 reserve_s: float = 0.0, compile_s: float = 0.0):
+                 reserve_s: float = 0.0, compile_s: float = 0.0, point_s: float = 0.0):
         self.measure = measure
         self.feasible = feasible
         self.policy = policy
@@ -402,7 +419,7 @@ class Descent:
         self.seconds = policy.max_seconds if seconds is None else seconds
         self.reserve_s = max(0.0, reserve_s)
         self.compile_s = max(0.0, compile_s)
-        self.point_s = 0.0  # measured seconds per point of the last round, beyond one compile's latency
+        self.point_s = max(0.0, point_s)  # seconds per point of the last round, beyond one compile's latency
         self.times: Dict[Point, Optional[float]] = {}
         self.rejected: set = set()
         self.measured = 0

@@ -1,0 +1,53 @@
+"""Run by tests/test_compile_workers.py in a process without TRITON_INTERPRET.
+
+Compiles specs of a real kernel for sm_90 in forked children
+(:class:`~tiletune.runtime.compile_workers.ProcessCompiles`), then compiles
+each in this process, and prints JSON: what each child reported, whether this
+process' compile read the child's binary back (same hash, no new cache
+entry), and the error of the spec that cannot compile.
+"""
+
+import json
+import os
+import sys
+
+import triton
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+
+from tiletune.runtime.compile_workers import CompileSpec, ProcessCompiles
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+def spec(block: int, warps: int) -> CompileSpec:
+    signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+    attrs = {(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]]}
+    return CompileSpec(scale_kernel, signature, {(3,): block}, attrs, {"num_warps": warps, "num_stages": 1},
+                       GPUTarget("cuda", 90, 32))
+
+
+def main() -> None:
+    cache = os.environ["TRITON_CACHE_DIR"]
+    specs = {"b256w4": spec(256, 4), "b1024w8": spec(1024, 8), "twin": spec(256, 4), "bad": spec(300, 4)}
+    with ProcessCompiles(specs, workers=2) as children:
+        got = {k: children.wait(k) for k in specs}
+    before = set(os.listdir(cache))
+    out = {"children": {k: (None if v is None else {"cpu_s": v[0], "hash": v[1]}) for k, v in got.items()}}
+    for k, s in specs.items():
+        try:
+            kernel = s.compile()
+            out[k] = {"hash": kernel.hash}
+        except Exception as exc:
+            out[k] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+    out["new_cache_entries"] = sorted(set(os.listdir(cache)) - before)
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

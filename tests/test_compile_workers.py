@@ -1,0 +1,49 @@
+"""Candidates compiled in forked children land in Triton's cache, where this process reads them back."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("triton-cache")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env.update(TRITON_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "compile_children_worker.py")],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+def test_a_child_compile_is_read_back_not_compiled_again(compiled):
+    for k in ("b256w4", "b1024w8"):
+        child = compiled["children"][k]
+        assert child is not None and child["cpu_s"] > 0
+        assert compiled[k]["hash"] == child["hash"]
+    assert compiled["b256w4"]["hash"] != compiled["b1024w8"]["hash"]
+    assert compiled["new_cache_entries"] == []  # the parent's compiles were cache hits
+
+
+def test_two_jobs_of_one_compile_share_the_child(compiled):
+    assert compiled["children"]["twin"] == compiled["children"]["b256w4"]
+
+
+def test_a_failing_compile_is_left_to_the_caller_who_sees_the_real_error(compiled):
+    assert compiled["children"]["bad"] is None
+    assert "power of 2" in compiled["bad"]["error"] or "arange" in compiled["bad"]["error"], compiled["bad"]
+
+
+def test_processes_switch_off_by_environment(monkeypatch):
+    from tiletune.runtime.compile_workers import processes_enabled
+
+    monkeypatch.setenv("TILETUNE_COMPILE_PROCESSES", "0")
+    assert not processes_enabled()
+    monkeypatch.setenv("TILETUNE_COMPILE_PROCESSES", "1")
+    assert processes_enabled() == (os.name == "posix")

@@ -1,0 +1,227 @@
+"""Compile candidates in forked worker processes, filling Triton's disk cache.
+
+Compiles submitted to a thread pool run nearly one at a time: Triton's
+compiler holds the GIL for much of a compile (on the H100 host, eight
+compiles of 0.28 s each took 2.6 s on 16 cores).  So before the thread pool
+compiles a batch, each candidate is compiled in a forked child process; the
+child writes the binary to Triton's disk cache, and the thread's own compile
+of the same candidate then only reads it back.
+
+What a candidate's compile needs is taken from Triton itself: its
+``knobs.runtime.jit_cache_hook`` is called before every JIT compile with the
+kernel, its signature, constexprs, attributes and serialised options (the data
+Triton's own ``JITFunction.preload`` compiles from).  :func:`capture_specs`
+runs each warmup job once with that hook answering "skip" for this thread
+only, which records the compile without doing it.  A forked child shares the
+parent's imported modules, so it compiles the very ``JITFunction`` the parent
+holds, with no import by path.
+
+Nothing here decides correctness: when a child fails, dies, hangs past
+:data:`WAIT_S`, or its cache entry does not match (a different cache key), the
+thread compiles the candidate itself, as it did without processes.  Children
+never touch the GPU (the target is passed in), so forking a process that holds
+a CUDA context is safe for them.  Turned off by
+``TILETUNE_COMPILE_PROCESSES=0``; needs the ``fork`` start method (POSIX).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import multiprocessing
+import os
+import threading
+import time
+import warnings
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Hashable, Optional, Tuple
+
+__all__ = ["CompileSpec", "processes_enabled", "capture_specs", "ProcessCompiles", "WAIT_S"]
+
+#: Seconds a thread waits for a child's compile before compiling the candidate
+#: itself (a child that deadlocked after the fork must not stall tuning).
+WAIT_S = 120.0
+
+_FALSE = {"0", "false", "no", "off"}
+
+
+def processes_enabled() -> bool:
+    """True unless ``TILETUNE_COMPILE_PROCESSES`` is 0/false or this platform cannot fork."""
+    if os.environ.get("TILETUNE_COMPILE_PROCESSES", "").strip().lower() in _FALSE:
+        return False
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+@dataclass
+class CompileSpec:
+    """One JIT compile as Triton would run it: ``fn.compile(ASTSource(fn, ...), target, options)``."""
+
+    fn: Any  # the triton.runtime.jit.JITFunction
+    signature: Dict[str, Any]
+    constexprs: Dict[Any, Any]
+    attrs: Dict[Any, Any]
+    options: Dict[str, Any]
+    target: Any  # triton.backends.compiler.GPUTarget
+
+    def compile(self) -> Any:
+        """Compile (or read back from Triton's cache); the ``CompiledKernel``."""
+        from triton import compiler
+
+        # what the JIT itself calls (it binds them on first use), else Triton's own
+        ast_source = getattr(self.fn, "ASTSource", compiler.ASTSource)
+        compile_fn = getattr(self.fn, "compile", compiler.compile)
+        return compile_fn(ast_source(self.fn, self.signature, self.constexprs, self.attrs), target=self.target,
+                          options=dict(self.options))
+
+    def identity(self) -> str:
+        """A string equal for two specs that compile the same thing."""
+        return repr((id(self.fn), self.signature, sorted(map(repr, self.constexprs.items())),
+                     sorted(map(repr, self.attrs.items())), sorted(self.options.items()), self.target))
+
+
+def _options_from(specialization_data: str) -> Dict[str, Any]:
+    """The backend options a JIT compile used, from Triton's serialised specialisation (as ``preload`` reads it)."""
+    options = json.loads(specialization_data)["options"]
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
+
+
+_capture = threading.local()
+_CAPTURE_LOCK = threading.Lock()
+
+
+def _spec_from_hook(fn: Any, compile: Dict[str, Any]) -> Optional[CompileSpec]:
+    jit = getattr(fn, "jit_function", None)
+    try:
+        target = jit.device_caches[compile["device"]][2]
+        return CompileSpec(jit, dict(compile["signature"]), dict(compile["constants"]), dict(compile["configs"][0]),
+                           _options_from(compile["specialization_data"]), target)
+    except Exception:  # a Triton whose hook data differs: leave this job to the thread
+        return None
+
+
+def capture_specs(jobs: Dict[Hashable, Callable[[], Any]]) -> Dict[Hashable, CompileSpec]:
+    """Run each ``jobs[k]()`` (a ``fn.run(..., warmup=True)``) with compiling skipped; what each would compile.
+
+    Jobs whose kernel is already compiled in memory, or that raise, get no
+    spec (the thread pool handles them as before).  Other threads' compiles
+    during the capture go on untouched, through any hook already installed.
+    """
+    try:
+        from triton import knobs
+    except ImportError:
+        return {}
+    specs: Dict[Hashable, CompileSpec] = {}
+    with _CAPTURE_LOCK:
+        previous = knobs.runtime.jit_cache_hook
+
+        def hook(*, fn, compile, **kwargs):
+            if getattr(_capture, "into", None) is None:
+                return previous(fn=fn, compile=compile, **kwargs) if previous is not None else None
+            spec = _spec_from_hook(fn, compile)
+            if spec is not None:
+                _capture.into.append(spec)
+            return True  # skip the compile: the candidate compiles later, in a child and then the pool
+
+        knobs.runtime.jit_cache_hook = hook
+        try:
+            for k, job in jobs.items():
+                _capture.into = []
+                try:
+                    job()
+                except Exception:  # reported when the thread pool runs the job
+                    pass
+                if len(_capture.into) == 1:
+                    specs[k] = _capture.into[0]
+        finally:
+            _capture.into = None
+            knobs.runtime.jit_cache_hook = previous
+    return specs
+
+
+# Specs of the sessions in flight, by session id: forked children read them from here.
+_SESSIONS: Dict[int, Dict[Hashable, CompileSpec]] = {}
+_session_ids = itertools.count()
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its finished children (``ptxas``)."""
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _compile_in_child(session: int, key: Hashable) -> Tuple[float, Optional[str], Optional[str]]:
+    """In a forked child: compile one spec.  ``(cpu seconds, kernel hash or None, error or None)``."""
+    from .parallel_compile import describe_error
+
+    t0 = _cpu_s()
+    try:
+        kernel = _SESSIONS[session][key].compile()
+    except Exception as exc:  # Triton's exceptions need not pickle: send their text
+        return _cpu_s() - t0, None, describe_error(exc)
+    return _cpu_s() - t0, getattr(kernel, "hash", None), None
+
+
+class ProcessCompiles:
+    """Compile ``specs`` in forked children, at most ``workers`` at a time; a context manager.
+
+    :meth:`wait` gives a finished child compile's ``(cpu seconds, hash)``, or
+    None when the candidate should be compiled by the caller (no spec, or the
+    child failed, died or took longer than :data:`WAIT_S`).
+    """
+
+    def __init__(self, specs: Dict[Hashable, CompileSpec], workers: int) -> None:
+        self.specs = specs
+        self.workers = max(1, min(workers, len(specs))) if specs else 0
+        self.futures: Dict[Hashable, Future] = {}
+        self.pool: Optional[ProcessPoolExecutor] = None
+        self.session = next(_session_ids)
+
+    def __enter__(self) -> "ProcessCompiles":
+        if not self.specs:
+            return self
+        _SESSIONS[self.session] = self.specs
+        self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("fork"))
+        first_key: Dict[str, Hashable] = {}
+        with warnings.catch_warnings():
+            # Python 3.12+ warns on fork in a threaded process; the children only compile.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            for k, spec in self.specs.items():
+                twin = first_key.setdefault(spec.identity(), k)
+                if twin != k:
+                    self.futures[k] = self.futures[twin]
+                    continue
+                try:
+                    self.futures[k] = self.pool.submit(_compile_in_child, self.session, k)
+                except Exception:  # the pool could not start (fork refused): the threads compile
+                    break
+        return self
+
+    def wait(self, k: Hashable, timeout: float = WAIT_S) -> Optional[Tuple[float, str]]:
+        """``(cpu seconds, kernel hash)`` of job ``k`` compiled in a child, or None (compile it yourself)."""
+        fut = self.futures.get(k)
+        if fut is None:
+            return None
+        try:
+            cpu_s, digest, error = fut.result(timeout=timeout)
+        except Exception:  # timed out, or the child died (BrokenProcessPool)
+            return None
+        if error is not None or digest is None:
+            return None
+        return cpu_s, digest
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.pool is None:
+            return
+        done = all(f.done() for f in self.futures.values())
+        children = list((getattr(self.pool, "_processes", None) or {}).values())  # shutdown forgets them
+        self.pool.shutdown(wait=done, cancel_futures=True)
+        if not done:  # a child still compiling (or hung): do not keep it
+            for proc in children:
+                if proc.is_alive():
+                    proc.terminate()
+        _SESSIONS.pop(self.session, None)
+        self.pool = None
