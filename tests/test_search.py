@@ -558,6 +558,28 @@ def test_only_candidates_timed_while_others_compiled_are_timed_again(monkeypatch
     assert got == {0: 1.0, 1: 1.9}
 
 
+def test_launches_are_contended_only_while_compile_work_runs_in_this_process():
+    """parallel_compile: a pool thread's compile overlapping a timing marks it contended; a quiet one does not."""
+    import threading
+
+    from tiletune.runtime.parallel_compile import CompileQueue, _TimedPool
+
+    queue = CompileQueue()
+    started, release = threading.Event(), threading.Event()
+    with _TimedPool(queue, max_workers=1) as pool:
+        quiet = queue.mark()
+        assert not queue.contended_since(quiet)
+        fut = pool.submit(lambda: (started.set(), release.wait()))  # compile work runs until released
+        assert started.wait(60)
+        during = queue.mark()
+        assert during[0] == 1
+        release.set()
+        fut.result()
+    assert queue.contended_since(quiet)  # work started after the mark
+    assert queue.contended_since(during)  # work was running at the mark
+    assert not queue.contended_since(queue.mark())  # nothing ran since
+
+
 def test_first_batch_takes_distinct_tilings_before_stage_variants():
     from tiletune.runtime.search import first_batch
 

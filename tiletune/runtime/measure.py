@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import triton
 
@@ -71,7 +71,10 @@ class _NoCompiles:
     def wait(self, k: int) -> Optional[str]:
         return None
 
-    def busy(self) -> bool:
+    def mark(self) -> Tuple[int, int]:
+        return 0, 0
+
+    def contended_since(self, mark: Tuple[int, int]) -> bool:
         return False
 
 
@@ -95,7 +98,7 @@ class _Trial:
         self.reference: Optional[tuple] = None  # (index, outputs)
         self.timed_here: List[str] = []
         self.world = (None, None)
-        self.contended: set = set()  # timed while other candidates still compiled
+        self.contended: set = set()  # timed while compile work ran in this process
         self.compile_s: Optional[float] = None  # one compile's seconds, measured (the time budget's price)
         self.bench_s: List[float] = []  # seconds per benchmark call, on the measuring clock
         self.compiled = {"children": 0, "threads": 0}  # where this trial's compiles ran
@@ -201,20 +204,25 @@ class _Trial:
         return n * rounds * ordered[len(ordered) // 2]
 
     def _rescreen(self, result: Dict[int, Optional[float]]) -> Dict[int, Optional[float]]:
-        """Time again, now that nothing compiles, the candidates timed while others compiled that are
-        within RESCREEN_FACTOR of the best known.
+        """Time again, now that nothing compiles, the candidates timed while compile work ran in this
+        process that are within RESCREEN_FACTOR of the best known.
 
-        Timing while other candidates compile can only add time (compile
-        threads hold the GIL and the cores, so launches of a short kernel fall
+        Timing while compiles run on this process' threads can only add time
+        (they hold the GIL and a core, so launches of a short kernel fall
         behind the GPU); each candidate keeps the lower of its two times.  The
-        set is chosen from agreed times, so every rank of a group picks the same.
+        set is chosen from agreed times and the union of every rank's
+        contended candidates, so every rank of a group picks the same.
         """
         known = [t for t in self.timings.values() if t is not None]
         if not known:
             return result
         best = min(known)
+        contended = self.contended
+        if self.active:  # contention is seen per rank: time again what any rank saw contended
+            mine = sorted(i for i in result if i in self.contended)
+            contended = {i for seen in _dd.all_gather_json(mine, self.pg) for i in seen}
         again = [i for i, ms in result.items()
-                 if ms is not None and i in self.contended and ms <= RESCREEN_FACTOR * best]
+                 if ms is not None and i in contended and ms <= RESCREEN_FACTOR * best]
         if not again:
             return result
         before = {i: result[i] for i in again}
@@ -246,12 +254,13 @@ class _Trial:
             if reason is not None:
                 report.advance()
                 raise _CompileFailed(reason)
-            if queue.busy():
-                self.contended.add(i)
+            mark = queue.mark()
             t0 = _bench.clock()
             try:
                 ms = self.bench(self.calls[i])
                 self.bench_s.append(_bench.clock() - t0)
+                if queue.contended_since(mark):
+                    self.contended.add(i)
             except TiletuneError as exc:  # a broken benchmark or launch, not a bad candidate: stop
                 stopped.append(exc)
                 raise

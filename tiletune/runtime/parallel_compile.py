@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Tuple
@@ -152,6 +153,7 @@ class _TimedPool(ThreadPoolExecutor):
 
         def timed():
             from_child = child() if child is not None else None
+            queue.in_process(+1)
             t0 = time.thread_time()
             kernel = None
             try:
@@ -162,6 +164,7 @@ class _TimedPool(ThreadPoolExecutor):
                     queue.child_durations.append(from_child[0])
                 else:
                     queue.durations.append(time.thread_time() - t0)
+                queue.in_process(-1)
 
         return super().submit(timed)
 
@@ -180,10 +183,31 @@ class CompileQueue:
         self.durations: List[float] = []  # compiled on a pool thread: its CPU seconds
         self.child_durations: List[float] = []  # compiled in a child process: the child's CPU seconds
         self._children_at_start = _children_cpu_s()
+        self._lock = threading.Lock()
+        self._running = 0  # compile work running in this process now (on a pool thread)
+        self._started = 0  # ... and how many times it started
 
-    def busy(self) -> bool:
-        """True while a submitted compile has not finished (a launch timed now competes with it)."""
-        return any(not f.done() for f in self.futures.values())
+    def in_process(self, step: int) -> None:
+        """A pool thread starts (+1) or ends (-1) compile work in this process."""
+        with self._lock:
+            self._running += step
+            self._started += max(0, step)
+
+    def mark(self) -> Tuple[int, int]:
+        """Where compile work in this process stands; pass it to :meth:`contended_since`."""
+        with self._lock:
+            return self._running, self._started
+
+    def contended_since(self, mark: Tuple[int, int]) -> bool:
+        """True when compile work ran in this process at any time since ``mark`` was taken.
+
+        Such work holds the GIL and a core, so a launch timed meanwhile can
+        fall behind the GPU.  A compile in a child process does not count: it
+        competes with the launching thread for neither (the children are
+        fewer than the cores, see :func:`max_workers`).
+        """
+        running, started = self.mark()
+        return mark[0] > 0 or running > 0 or started != mark[1]
 
     def compile_seconds(self) -> Optional[float]:
         """What one compile costs alone, in seconds, or None when nothing was compiled.
@@ -248,7 +272,8 @@ def compiling(jobs: Dict[Hashable, Callable[[], Any]], *, parallel: Optional[boo
         return
     specs = capture_specs(jobs) if processes_enabled() else {}
     workers = max_workers(len(jobs))
-    with ProcessCompiles(specs, workers) as children, \
+    # one core stays with the launching thread: a child compile must not delay the launches timed meanwhile
+    with ProcessCompiles(specs, max(1, min(workers, max_workers(len(jobs) + 1) - 1))) as children, \
             _TimedPool(queue, max_workers=workers, thread_name_prefix="tiletune-compile") as pool:
         with AsyncCompileMode(pool, ignore_errors=True):
             for k, job in jobs.items():
