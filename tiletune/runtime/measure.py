@@ -459,6 +459,8 @@ class MeasureStage:
                             "descent": t_descent - t_first, "retime": t_start + self.bench_time - t_descent}
         facts["measured"] = len(trial.timings) + len(trial.failures)
         facts["compiled_in"] = dict(trial.compiled)
+        facts["bench_call_s"] = trial.retime_cost_s(1, 1)  # median seconds of one screening measurement
+        facts["rescreened"] = len(trial.contended)
         report.note(f"search {policy.name}: {facts['first_batch']} of {len(configs)} ranked candidate(s) measured "
                     f"first, {facts.get('descent_measured', 0)} more by the descent "
                     f"({facts.get('descent_stopped', 'no descent')})")

@@ -218,7 +218,7 @@ class CompileQueue:
         of a compile's wall time when compiles ran one at a time, in a pool or
         not; the wall times taken in the pool on an H100 host were 1.5-3.5x
         what ``triton.autotune``'s one-at-a-time compiles implied.  Where
-        child processes compiled, the median of their CPU seconds (their
+        child processes compiled, the median of their user CPU seconds (their
         ``ptxas`` included).  Ask once every compile finished.
         """
         if self.child_durations:  # each includes its own ptxas; the children's CPU also lands in ours when reaped
