@@ -460,7 +460,7 @@ class MeasureStage:
         facts["measured"] = len(trial.timings) + len(trial.failures)
         facts["compiled_in"] = dict(trial.compiled)
         facts["bench_call_s"] = trial.retime_cost_s(1, 1)  # median seconds of one screening measurement
-        facts["rescreened"] = len(trial.contended)
+        facts["contended"] = len(trial.contended)  # timed while compile work ran in this process
         report.note(f"search {policy.name}: {facts['first_batch']} of {len(configs)} ranked candidate(s) measured "
                     f"first, {facts.get('descent_measured', 0)} more by the descent "
                     f"({facts.get('descent_stopped', 'no descent')})")
