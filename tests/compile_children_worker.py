@@ -15,7 +15,7 @@ import triton
 import triton.language as tl
 from triton.backends.compiler import GPUTarget
 
-from tiletune.runtime.compile_workers import CompileSpec, ProcessCompiles
+from tiletune.runtime.compile_workers import CompileSession, CompileSpec, ProcessCompiles
 
 
 @triton.jit
@@ -35,10 +35,19 @@ def spec(block: int, warps: int) -> CompileSpec:
 def main() -> None:
     cache = os.environ["TRITON_CACHE_DIR"]
     specs = {"b256w4": spec(256, 4), "b1024w8": spec(1024, 8), "twin": spec(256, 4), "bad": spec(300, 4)}
-    with ProcessCompiles(specs, workers=2) as children:
+    with ProcessCompiles(specs, workers=2) as children:  # children for this batch alone
         got = {k: children.wait(k) for k in specs}
+    # one session's children serve a second batch (a descent round): they were forked for the first
+    with CompileSession(workers=2) as session:
+        with ProcessCompiles({"b256w4": spec(256, 4)}, session):
+            pids = set(p.pid for p in session.pool._processes.values())
+        with ProcessCompiles({"b512w2": spec(512, 2)}, session) as second:
+            got["b512w2"] = second.wait("b512w2")
+            same_children = set(p.pid for p in session.pool._processes.values()) == pids
+    specs["b512w2"] = spec(512, 2)
     before = set(os.listdir(cache))
-    out = {"children": {k: (None if v is None else {"cpu_s": v[0], "hash": v[1]}) for k, v in got.items()}}
+    out = {"children": {k: (None if v is None else {"cpu_s": v[0], "hash": v[1]}) for k, v in got.items()},
+           "second_batch_same_children": same_children}
     for k, s in specs.items():
         try:
             kernel = s.compile()

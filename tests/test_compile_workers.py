@@ -23,12 +23,18 @@ def compiled(tmp_path_factory):
 
 
 def test_a_child_compile_is_read_back_not_compiled_again(compiled):
-    for k in ("b256w4", "b1024w8"):
+    for k in ("b256w4", "b1024w8", "b512w2"):
         child = compiled["children"][k]
         assert child is not None and child["cpu_s"] > 0
         assert compiled[k]["hash"] == child["hash"]
     assert compiled["b256w4"]["hash"] != compiled["b1024w8"]["hash"]
     assert compiled["new_cache_entries"] == []  # the parent's compiles were cache hits
+
+
+def test_a_sessions_children_compile_its_later_batches(compiled):
+    assert compiled["second_batch_same_children"]
+    child = compiled["children"]["b512w2"]
+    assert child is not None and compiled["b512w2"]["hash"] == child["hash"]
 
 
 def test_two_jobs_of_one_compile_share_the_child(compiled):

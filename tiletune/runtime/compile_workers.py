@@ -37,7 +37,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 
-__all__ = ["CompileSpec", "processes_enabled", "capture_specs", "ProcessCompiles", "WAIT_S"]
+__all__ = ["CompileSpec", "processes_enabled", "capture_specs", "CompileSession", "ProcessCompiles", "WAIT_S"]
 
 #: Seconds a thread waits for a child's compile before compiling the candidate
 #: itself (a child that deadlocked after the fork must not stall tuning).
@@ -139,8 +139,9 @@ def capture_specs(jobs: Dict[Hashable, Callable[[], Any]]) -> Dict[Hashable, Com
     return specs
 
 
-# Specs of the sessions in flight, by session id: forked children read them from here.
-_SESSIONS: Dict[int, Dict[Hashable, CompileSpec]] = {}
+# The kernels of the sessions in flight, by session id and token: forked children find them here, in the
+# memory they share with the parent as of the fork (a JITFunction is not sent to them).
+_KERNELS: Dict[int, Dict[int, Any]] = {}
 _session_ids = itertools.count()
 
 
@@ -156,51 +157,121 @@ def _user_cpu_s() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_utime + resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
 
 
-def _compile_in_child(session: int, key: Hashable) -> Tuple[float, Optional[str], Optional[str]]:
+def _compile_in_child(session: int, token: int, signature: Dict[str, Any], constexprs: Dict[Any, Any],
+                      attrs: Dict[Any, Any], options: Dict[str, Any],
+                      target: Any) -> Tuple[float, Optional[str], Optional[str]]:
     """In a forked child: compile one spec.  ``(user CPU seconds, kernel hash or None, error or None)``."""
     from .parallel_compile import describe_error
 
     t0 = _user_cpu_s()
     try:
-        kernel = _SESSIONS[session][key].compile()
+        spec = CompileSpec(_KERNELS[session][token], signature, constexprs, attrs, options, target)
+        kernel = spec.compile()
     except Exception as exc:  # Triton's exceptions need not pickle: send their text
         return _user_cpu_s() - t0, None, describe_error(exc)
     return _user_cpu_s() - t0, getattr(kernel, "hash", None), None
 
 
-class ProcessCompiles:
-    """Compile ``specs`` in forked children, at most ``workers`` at a time; a context manager.
+class CompileSession:
+    """Child processes that compile for one tuning search; a context manager.
 
-    :meth:`wait` gives a finished child compile's ``(cpu seconds, hash)``, or
-    None when the candidate should be compiled by the caller (no spec, or the
-    child failed, died or took longer than :data:`WAIT_S`).
+    The children are forked at the first :meth:`submit` (so they know the
+    kernels of that batch) and serve every later batch of the search: a
+    descent round then pays neither the forks nor a cold child's first
+    compile again.  ``workers`` children at most (default: the cores but one,
+    at least 8 when there are enough).
     """
 
-    def __init__(self, specs: Dict[Hashable, CompileSpec], workers: int) -> None:
-        self.specs = specs
-        self.workers = max(1, min(workers, len(specs))) if specs else 0
-        self.futures: Dict[Hashable, Future] = {}
+    def __init__(self, workers: Optional[int] = None) -> None:
+        self.id = next(_session_ids)
+        self.workers = workers
         self.pool: Optional[ProcessPoolExecutor] = None
-        self.session = next(_session_ids)
+        self.broken = False
 
-    def __enter__(self) -> "ProcessCompiles":
-        if not self.specs:
-            return self
-        _SESSIONS[self.session] = self.specs
-        self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("fork"))
+    def submit(self, specs: Dict[Hashable, CompileSpec]) -> Dict[Hashable, Future]:
+        """Start compiling ``specs`` in the children; a future per key the children can compile."""
+        if not specs or self.broken:
+            return {}
+        if self.pool is None:
+            _KERNELS[self.id] = {id(s.fn): s.fn for s in specs.values()}
+            from .parallel_compile import max_workers
+
+            n = self.workers or max(1, min(max(8, len(specs)), max_workers(10_000) - 1))
+            self.pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork"))
+        known = _KERNELS[self.id]
+        futures: Dict[Hashable, Future] = {}
         first_key: Dict[str, Hashable] = {}
         with warnings.catch_warnings():
             # Python 3.12+ warns on fork in a threaded process; the children only compile.
             warnings.simplefilter("ignore", DeprecationWarning)
-            for k, spec in self.specs.items():
+            for k, spec in specs.items():
+                if id(spec.fn) not in known:  # a kernel the children never saw: the threads compile it
+                    continue
                 twin = first_key.setdefault(spec.identity(), k)
                 if twin != k:
-                    self.futures[k] = self.futures[twin]
+                    futures[k] = futures[twin]
                     continue
                 try:
-                    self.futures[k] = self.pool.submit(_compile_in_child, self.session, k)
-                except Exception:  # the pool could not start (fork refused): the threads compile
+                    futures[k] = self.pool.submit(_compile_in_child, self.id, id(spec.fn), spec.signature,
+                                                  spec.constexprs, spec.attrs, spec.options, spec.target)
+                except Exception:  # the pool could not start or broke (fork refused, a child died)
+                    self.broken = True
                     break
+        return futures
+
+    def __enter__(self) -> "CompileSession":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the children (a child still compiling, or hung, is terminated)."""
+        if self.pool is None:
+            return
+        children = list((getattr(self.pool, "_processes", None) or {}).values())  # shutdown forgets them
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        deadline = time.perf_counter() + 1.0  # idle children exit at once; one still compiling is stopped
+        for proc in children:
+            proc.join(timeout=max(0.0, deadline - time.perf_counter()))
+            if proc.is_alive():
+                proc.terminate()
+        _KERNELS.pop(self.id, None)
+        self.pool = None
+
+
+class ProcessCompiles:
+    """One batch's compiles in a :class:`CompileSession`'s children; a context manager.
+
+    Without a session it starts one for this batch alone.  :meth:`wait`
+    gives a finished child compile's ``(cpu seconds, hash)``, or None when
+    the candidate should be compiled by the caller (no spec, or the child
+    failed, died or took longer than :data:`WAIT_S`).
+    """
+
+    def __init__(self, specs: Dict[Hashable, CompileSpec], session: Optional[CompileSession] = None,
+                 workers: Optional[int] = None) -> None:
+        self.specs = specs
+        self.own = session is None
+        self.session = CompileSession(workers) if session is None else session
+        self.futures: Dict[Hashable, Future] = {}
+        self.started_at: Optional[float] = None
+        self.last_done_at: Optional[float] = None
+
+    def _done(self, _fut: Future) -> None:
+        self.last_done_at = time.perf_counter()
+
+    def wall_s(self) -> Optional[float]:
+        """Seconds from starting the children's compiles to the last one's end (None before then)."""
+        if self.started_at is None or self.last_done_at is None:
+            return None
+        return self.last_done_at - self.started_at
+
+    def __enter__(self) -> "ProcessCompiles":
+        self.started_at = time.perf_counter()
+        self.futures = self.session.submit(self.specs)
+        for fut in set(self.futures.values()):
+            fut.add_done_callback(self._done)
         return self
 
     def wait(self, k: Hashable, timeout: float = WAIT_S) -> Optional[Tuple[float, str]]:
@@ -217,14 +288,5 @@ class ProcessCompiles:
         return cpu_s, digest
 
     def __exit__(self, *exc: Any) -> None:
-        if self.pool is None:
-            return
-        done = all(f.done() for f in self.futures.values())
-        children = list((getattr(self.pool, "_processes", None) or {}).values())  # shutdown forgets them
-        self.pool.shutdown(wait=done, cancel_futures=True)
-        if not done:  # a child still compiling (or hung): do not keep it
-            for proc in children:
-                if proc.is_alive():
-                    proc.terminate()
-        _SESSIONS.pop(self.session, None)
-        self.pool = None
+        if self.own:
+            self.session.close()

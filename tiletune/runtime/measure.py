@@ -28,6 +28,7 @@ from tiletune.errors import TiletuneError, TuningError
 from . import bench as _bench
 from . import distributed as _dd
 from .decision import protect_side_effects
+from .compile_workers import CompileSession
 from .parallel_compile import compiling, describe_error, parallel_enabled
 from .report import TuningReport, config_str
 from .search import Descent, Point, first_batch, first_batch_size, resolve_search, time_budget
@@ -101,7 +102,8 @@ class _Trial:
         self.contended: set = set()  # timed while compile work ran in this process
         self.compile_s: Optional[float] = None  # one compile's seconds, measured (the time budget's price)
         self.bench_s: List[float] = []  # seconds per benchmark call, on the measuring clock
-        self.compiled = {"children": 0, "threads": 0}  # where this trial's compiles ran
+        self.compiled: Dict[str, Any] = {"children": 0, "threads": 0}  # where compiles ran, stage seconds
+        self.session: Any = None  # the search's CompileSession (children kept between batches)
 
     def add(self, config: Config) -> int:
         """The index of ``config`` (added when new)."""
@@ -165,7 +167,7 @@ class _Trial:
         jobs = {batch[j]: (lambda c=self.configs[batch[j]]: t.fn.run(*self.args, **warm_kwargs, **c.all_kwargs()))
                 for j in share_pos}
         t0 = time.perf_counter()
-        with compiling(jobs) as queue:
+        with compiling(jobs, session=self.session) as queue:
             alive = list(batch)
             if t.verify and (len(alive) > 1 or self.reference is not None):
                 alive = self._verify(alive, queue)
@@ -184,6 +186,12 @@ class _Trial:
             self.compile_s = queue.compile_seconds()
         self.compiled["children"] += len(queue.child_durations)
         self.compiled["threads"] += len(queue.durations)
+        stages = dict(getattr(queue, "stage_s", {}))
+        children = getattr(queue, "children", None)
+        if children is not None and children.wall_s() is not None:
+            stages["children_wall"] = children.wall_s()
+        for name, sec in stages.items():  # summed over the batches
+            self.compiled[f"{name}_s"] = self.compiled.get(f"{name}_s", 0.0) + sec
         # the same decision on every rank of a group (alive is agreed), from this rank's queue otherwise
         if self.active:
             overlapped = len(alive) > 1 and not _bench.interpreting() and parallel_enabled()
@@ -394,6 +402,11 @@ class MeasureStage:
         )
 
     def _search(self, args: tuple, kwargs: Dict[str, Any], problem: Any, pg: Any) -> tuple:
+        """Tune one key; returns ``(winner, extra facts for the log and cache)`` (see :meth:`_search_with`)."""
+        with CompileSession() as session:  # child processes that compile for every batch of this search
+            return self._search_with(args, kwargs, problem, pg, session)
+
+    def _search_with(self, args: tuple, kwargs: Dict[str, Any], problem: Any, pg: Any, session: Any) -> tuple:
         """Tune one key; returns ``(winner, extra facts for the log and cache)``.
 
         With an active group every decision below is taken identically on
@@ -408,6 +421,7 @@ class MeasureStage:
         t_candidates = _bench.clock()
         policy = resolve_search(self.search, self.search_breadth)
         trial = _Trial(self, args, kwargs, problem, pg, self._screen_fn(bench))
+        trial.session = session
         for c in configs:
             trial.add(c)
         synthesized = self.synthesize_configs and getattr(self, "_synthesis", None) is not None

@@ -31,7 +31,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Tuple
 
 from .bench import interpreting
-from .compile_workers import ProcessCompiles, capture_specs, processes_enabled
+from .compile_workers import CompileSession, ProcessCompiles, capture_specs, processes_enabled
 
 __all__ = ["parallel_enabled", "max_workers", "compile_all", "compiling", "CompileQueue", "describe_error"]
 
@@ -186,6 +186,8 @@ class CompileQueue:
         self._lock = threading.Lock()
         self._running = 0  # compile work running in this process now (on a pool thread)
         self._started = 0  # ... and how many times it started
+        self.stage_s: Dict[str, float] = {}  # wall seconds: capturing specs, starting the child processes
+        self.children: Any = None  # the ProcessCompiles of this queue, if any
 
     def in_process(self, step: int) -> None:
         """A pool thread starts (+1) or ends (-1) compile work in this process."""
@@ -245,8 +247,13 @@ class CompileQueue:
 
 
 @contextlib.contextmanager
-def compiling(jobs: Dict[Hashable, Callable[[], Any]], *, parallel: Optional[bool] = None) -> Iterator[CompileQueue]:
+def compiling(jobs: Dict[Hashable, Callable[[], Any]], *, parallel: Optional[bool] = None,
+              session: Optional[CompileSession] = None) -> Iterator[CompileQueue]:
     """Submit every ``jobs[k]()`` (a ``fn.run(..., warmup=True)``) to a thread pool and yield at once.
+
+    Each job is first compiled in a child process of ``session`` (one
+    tuning search's children, kept between its batches; without one, children
+    started for this batch alone), and the pool's compile reads it back.
 
     Inside the block, launches of a job's config wait for its compile (Triton's
     ``AsyncCompileMode`` is active for this thread), so benchmarking candidate
@@ -270,11 +277,15 @@ def compiling(jobs: Dict[Hashable, Callable[[], Any]], *, parallel: Optional[boo
     if active_mode.get() is not None:
         yield queue
         return
+    t0 = time.perf_counter()
     specs = capture_specs(jobs) if processes_enabled() else {}
+    t1 = time.perf_counter()
     workers = max_workers(len(jobs))
     # one core stays with the launching thread: a child compile must not delay the launches timed meanwhile
-    with ProcessCompiles(specs, max(1, min(workers, max_workers(len(jobs) + 1) - 1))) as children, \
+    with ProcessCompiles(specs, session, workers=max(1, min(workers, max_workers(len(jobs) + 1) - 1))) as children, \
             _TimedPool(queue, max_workers=workers, thread_name_prefix="tiletune-compile") as pool:
+        queue.stage_s.update(capture=t1 - t0, start_children=time.perf_counter() - t1)
+        queue.children = children
         with AsyncCompileMode(pool, ignore_errors=True):
             for k, job in jobs.items():
                 pool.child = (lambda k=k: children.wait(k)) if k in specs else None
