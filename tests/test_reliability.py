@@ -435,6 +435,17 @@ def _tiletune_warnings(fn) -> list:
     return [str(w.message) for w in caught if issubclass(w.category, TiletuneWarning)]
 
 
+def test_tuning_warnings_point_at_the_users_launch_line(fresh_cache):
+    """However many tiletune and Triton frames lie between, the warning names this file."""
+    x, out = torch.arange(100, dtype=torch.float32), torch.zeros(100)
+    tuned = tiletune.autotune(configs=[], key=["n"])(sek.add_one)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tuned[lambda m: (triton.cdiv(100, m["BLOCK"]),)](x, out, 100, BLOCK=32)
+    ours = [w for w in caught if issubclass(w.category, TiletuneWarning)]
+    assert ours and all(w.filename == __file__ for w in ours), [(w.filename, w.lineno) for w in ours]
+
+
 def test_launch_fixed_tiling_parameter_and_nothing_to_tune_warn_by_default(fresh_cache):
     x, out = torch.arange(100, dtype=torch.float32), torch.zeros(100)
     tuned = tiletune.autotune(configs=[], key=["n"])(sek.add_one)

@@ -24,7 +24,7 @@ from tiletune.errors import TiletuneWarning, TuningError
 from . import bench as _bench
 from tiletune.analysis.tunability import fixed_values, tunability
 
-from .notices import warn_untuned
+from .notices import user_stacklevel, warn_untuned
 from .binding import synthesis_shapes
 from .parallel_compile import describe_error
 from .report import TuningReport, config_str
@@ -224,7 +224,7 @@ class CandidatesStage:
             "configs=[] keeps only configs safe under the unknowns and measures more of them instead of trusting "
             "the model. Make the helpers importable from the kernel's package, or pass configs=[...]",
             TiletuneWarning,
-            stacklevel=6,
+            stacklevel=user_stacklevel(),
         )
 
     def prune_configs(self, kwargs: Dict) -> List[Config]:

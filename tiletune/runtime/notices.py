@@ -15,11 +15,32 @@ from typing import Any, Mapping, MutableSet, Optional, Sequence
 
 from tiletune.errors import TiletuneWarning
 
-__all__ = ["warn_untuned"]
+__all__ = ["warn_untuned", "user_stacklevel"]
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the first caller outside tiletune and Triton.
+
+    Call it in the function that calls ``warnings.warn``: the warning then
+    names the user's launch line however many tiletune and Triton frames
+    (decorators, dispatch, the search) lie between.
+    """
+    import os
+    import sys
+
+    import triton
+
+    import tiletune
+
+    ours = tuple(os.path.dirname(m.__file__) + os.sep for m in (tiletune, triton))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(ours):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def warn_untuned(kernel_name: str, verdict: Any, hints: Optional[Mapping[str, Sequence[Any]]],
-                 said: MutableSet[str], spec: Any = None, stacklevel: int = 6) -> None:
+                 said: MutableSet[str], spec: Any = None) -> None:
     """Warn about launch-fixed tiling parameters and about a search with nothing to tune.
 
     ``verdict`` is the launch's :class:`~tiletune.analysis.tunability.Tunability`;
@@ -44,7 +65,7 @@ def warn_untuned(kernel_name: str, verdict: Any, hints: Optional[Mapping[str, Se
             f"leaves it out of the search and uses the launch's value; drop {name}=... from the launch to "
             "have it tuned (the grid should read it from meta)",
             TiletuneWarning,
-            stacklevel=stacklevel,
+            stacklevel=user_stacklevel(),
         )
     if verdict.tuned or hints or "warned-nothing" in said:
         return
@@ -58,5 +79,5 @@ def warn_untuned(kernel_name: str, verdict: Any, hints: Optional[Mapping[str, Se
         "(num_warps, num_stages) are searched. Leave a tiling parameter to the search, give hints=, or drop "
         "the autotune decorator",
         TiletuneWarning,
-        stacklevel=stacklevel,
+        stacklevel=user_stacklevel(),
     )

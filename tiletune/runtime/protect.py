@@ -41,6 +41,8 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 
 from tiletune.errors import TiletuneWarning, TuningError
 
+from .notices import user_stacklevel
+
 __all__ = ["MODES", "IDEMPOTENT_ATOMICS", "SideEffectPlan", "side_effect_plan", "Protection", "protection_for",
            "kernel_protection", "after_each_launch", "check_mode"]
 
@@ -248,7 +250,7 @@ def protection_for(
             f"come out as one untuned launch leaves them. Name them in restore_value=[...] to say so "
             "explicitly, or pass side_effects='ignore' to skip the copies.",
             TiletuneWarning,
-            stacklevel=5,
+            stacklevel=user_stacklevel(),
         )
     return Protection({n: bound[n] for n in plan.names})
 
