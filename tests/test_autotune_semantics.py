@@ -275,6 +275,33 @@ def test_verify_drops_candidates_whose_outputs_differ(capsys):
     assert torch.all(y == 16)
 
 
+def test_each_candidate_is_verified_just_before_it_is_timed():
+    """Alone (no process group), verification does not wait for the whole batch: candidate i is checked and
+    timed while i+1.. may still compile."""
+    events = []
+
+    class Recording(DeterministicBench):
+        def pre_hook(self, nargs, reset_only=False):
+            super().pre_hook(nargs, reset_only)
+            if not reset_only:
+                events.append(("run", nargs["BLOCK"]))
+
+        def __call__(self, fn, quantiles=None):
+            events.append(("bench", self.current))
+            return super().__call__(fn, quantiles)
+
+    b = Recording()
+    tuned = tiletune.autotune(configs=CONFIGS, key=["n"], verify=True, do_bench=b, pre_hook=b.pre_hook)(copy_kernel)
+    x, y = torch.randn(100), torch.empty(100)
+    tuned[grid_of(100)](x, y, 100)
+    torch.testing.assert_close(y, x)
+    benched = [e[1] for e in events if e[0] == "bench"]
+    assert benched == [16, 32, 64]
+    for block, nxt in zip(benched, benched[1:]):  # the next candidate's verifying run comes after this one's timing
+        assert events.index(("bench", block)) < events.index(("run", nxt))
+    assert tuned.best_config.kwargs == {"BLOCK": 32}
+
+
 def test_verify_keeps_equivalent_candidates():
     tuned = tiletune.autotune(configs=CONFIGS, key=["n"], verify=True, restore_value=["x_ptr"])(add_one_kernel)
     x = torch.randn(77)

@@ -83,6 +83,10 @@ class _CompileFailed(Exception):
     """A candidate whose background compile failed (dropped as such, not as a run failure)."""
 
 
+class _Dropped(Exception):
+    """A candidate already dropped, with its reason, before it was timed (verification)."""
+
+
 class _Trial:
     """Every config measured for one key: times, drops, the verify reference; shared by all batches."""
 
@@ -120,6 +124,14 @@ class _Trial:
             self.problem.report.dropped(self.configs[i], reason)
 
     def _verify(self, alive: List[int], queue: Any) -> List[int]:
+        """Verify each of ``alive`` (see :meth:`_verify_one`); the ones kept."""
+        kept = [i for i in alive if self._verify_one(i, queue)]
+        self.snapshot.restore()
+        return kept
+
+    def _verify_one(self, i: int, queue: Any) -> bool:
+        """Run candidate ``i`` once from the snapshot and compare its outputs with the reference (the first
+        candidate verified); False (and dropped, with the reason) when it fails to compile, run or match."""
         t, bound = self.tuner, self.problem.bound
         if self.snapshot is None:
             spec = t.spec()
@@ -127,31 +139,27 @@ class _Trial:
             self.names = verify_targets(bound, t.reset_to_zero, t.restore_value, stored)
             self.snapshot = Snapshot({n: bound[n] for n in self.names})
         tolerance = t.verify if isinstance(t.verify, Mapping) else None
-        kept = []
-        for i in alive:
-            reason = queue.wait(i)
-            if reason is not None:
-                self.drop(i, f"compile failed: {reason}")
-                continue
-            out: Dict[str, Any] = {}
-            self.snapshot.restore()
-            call = t._kernel_call(self.args, self.kwargs, self.configs[i],
-                                  grab=lambda o=out: o.update(capture(bound, self.names)))
-            try:
-                call()
-            except Exception as exc:
-                self.drop(i, f"failed to run: {describe_error(exc)}")
-                continue
-            if self.reference is None:
-                self.reference = (i, out)
-            else:
-                ok, why = outputs_match(self.reference[1], out, tolerance)
-                if not ok:
-                    self.drop(i, f"outputs differ from [{config_str(self.configs[self.reference[0]])}]: {why}")
-                    continue
-            kept.append(i)
+        reason = queue.wait(i)
+        if reason is not None:
+            self.drop(i, f"compile failed: {reason}")
+            return False
+        out: Dict[str, Any] = {}
         self.snapshot.restore()
-        return kept
+        call = t._kernel_call(self.args, self.kwargs, self.configs[i],
+                              grab=lambda o=out: o.update(capture(bound, self.names)))
+        try:
+            call()
+        except Exception as exc:
+            self.drop(i, f"failed to run: {describe_error(exc)}")
+            return False
+        if self.reference is None:
+            self.reference = (i, out)
+        else:
+            ok, why = outputs_match(self.reference[1], out, tolerance)
+            if not ok:
+                self.drop(i, f"outputs differ from [{config_str(self.configs[self.reference[0]])}]: {why}")
+                return False
+        return True
 
     def measure(self, batch: Sequence[int], *, first: bool) -> Dict[int, Optional[float]]:
         """Compile, verify and time ``batch`` (indices); agreed over the group.  Returns index -> ms or None.
@@ -170,7 +178,8 @@ class _Trial:
         t0 = time.perf_counter()
         with compiling(jobs, session=self.session) as queue:
             alive = list(batch)
-            if t.verify and (len(alive) > 1 or self.reference is not None):
+            verify = bool(t.verify) and (len(alive) > 1 or self.reference is not None)
+            if verify and self.active:  # a group agrees on the verified set before anything is timed
                 alive = self._verify(alive, queue)
             if self.active:  # dropped on any rank -> dropped on every rank (0.0 = kept, None = dropped)
                 kept = _dd.combine_timings([0.0 if i in alive else None for i in batch], self.pg)
@@ -182,7 +191,8 @@ class _Trial:
                 if first:
                     raise t._all_failed(self.configs, self.failures)
                 return {i: None for i in batch}
-            result = self._bench(alive, queue, first)
+            # alone, each candidate is verified just before it is timed: timing overlaps the later compiles
+            result = self._bench(alive, queue, first, verify=verify and not self.active)
         if self.compile_s is None:  # every compile of the batch has finished (the pool is shut down)
             self.compile_s = queue.compile_seconds()
             children = getattr(queue, "children", None)
@@ -249,7 +259,8 @@ class _Trial:
             result[i] = ms
         return result
 
-    def _bench(self, alive: List[int], queue: Any, first: bool) -> Dict[int, Optional[float]]:
+    def _bench(self, alive: List[int], queue: Any, first: bool, verify: bool = False) -> Dict[int, Optional[float]]:
+        """Time ``alive`` (after verifying each, with ``verify``); agreed over the group."""
         t, report = self.tuner, self.problem.report
         for i in alive:
             self.calls[i] = t._kernel_call(self.args, self.kwargs, self.configs[i])
@@ -265,6 +276,12 @@ class _Trial:
             if reason is not None:
                 report.advance()
                 raise _CompileFailed(reason)
+            if verify:
+                kept = self._verify_one(i, queue)
+                self.snapshot.restore()
+                if not kept:  # dropped with its reason by _verify_one
+                    report.advance()
+                    raise _Dropped(self.failures[i])
             mark = queue.mark()
             t0 = _bench.clock()
             try:
@@ -281,6 +298,8 @@ class _Trial:
             return ms
 
         def on_error(j: int, exc: BaseException) -> None:
+            if isinstance(exc, _Dropped):
+                return
             if isinstance(exc, _CompileFailed):
                 self.drop(alive[j], f"compile failed: {exc}")
             else:
