@@ -23,7 +23,7 @@ from tiletune.analysis import analyze_file, analyze_source
 from tiletune.errors import InfeasibleError
 from tiletune.synthesis import check_config, get_target, synthesize
 from tiletune.synthesis.cli import main as synth_main
-from tiletune.synthesis.synthesize import build
+from tiletune.synthesis.pipeline import build
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "ascend_anchor_configs.json"

@@ -29,7 +29,7 @@ from tiletune.synthesis import TARGETS, check_config, get_target, required_shape
 from tiletune.synthesis.enumerate import enumerate_feasible
 from tests.fixture_problems import fixture_problem
 from tiletune.synthesis.space import normalize_dtype
-from tiletune.synthesis.synthesize import build
+from tiletune.synthesis.pipeline import build
 
 SP = Span(1, 0, 1, 1)
 ASCEND = [n for n, t in TARGETS.items() if t.is_ascend]
@@ -488,3 +488,21 @@ def test_attention_keeps_the_tutorial_tiles(shape):
     for c in res.candidates:
         acc_regs = (c.kwargs["BLOCK_M"] * (c.kwargs["BLOCK_N"] + shapes["HEAD_DIM"])) / (c.num_warps * 32)
         assert (c.cost_terms["register_factor"] > 1.0) == (acc_regs > 127.5)
+
+
+@pytest.mark.parametrize("first", [
+    "from tiletune.synthesis import check_config, synthesize",
+    "import tiletune.synthesis.pipeline; from tiletune.synthesis import synthesize",
+    "from tiletune.synthesis import synthesize",
+])
+def test_the_public_names_resolve_to_functions_in_any_import_order(first):
+    """The package resolves names on first use; no submodule import may shadow a public function."""
+    import subprocess
+    import sys
+
+    code = first + "; import tiletune.synthesis as s; assert callable(s.synthesize) and callable(s.check_config)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lazy = "import sys, tiletune.synthesis as s; s.get_target('h100'); print('z3' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "False", out.stderr[-2000:]  # a target alone: no solver

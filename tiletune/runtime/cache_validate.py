@@ -17,7 +17,7 @@ is present; tiling values are integers, at least the parameter's minimum,
 powers of two where a ``tl.arange`` needs it (``Param.power_of_two``) and
 within Triton's largest tensor; ``hints`` parameters hold one of the hinted
 values; ``num_warps``/``num_stages`` are sane integers; finally the target's
-hard limits, through the same :func:`tiletune.synthesis.synthesize.check_config`
+hard limits, through the same :func:`tiletune.synthesis.check_config`
 that synthesis and the lint use (capacity, element limit, static asserts).
 """
 
@@ -172,7 +172,7 @@ def _target(target: Any) -> Any:
 def _target_problems(spec: Any, values: Mapping[str, Any], config: Mapping[str, Any],
                      shapes: Optional[Mapping[str, int]], dtypes: Optional[Mapping[str, str]], target: Any) -> List[str]:
     try:
-        from tiletune.synthesis.synthesize import check_config
+        from tiletune.synthesis.pipeline import check_config
 
         found = check_config(spec, dict(values), config.get("num_warps"), config.get("num_stages"),
                              dict(shapes) if shapes else None, dict(dtypes or {}), target)

@@ -22,8 +22,8 @@ _HOME = {
     "get_target": ".targets",
     "target_names": ".targets",
     "required_shapes": ".space",
-    "check_config": ".synthesize",
-    "synthesize": ".synthesize",
+    "check_config": ".pipeline",
+    "synthesize": ".pipeline",
 }
 
 __all__ = list(_HOME)

@@ -215,7 +215,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from ..analysis import analyze_file
         from ..analysis.tunability import fixed_values, tunability
         from .incomplete import unknown_guards
-        from .synthesize import synthesize
+        from .pipeline import synthesize
         from .targets import detect, get_target
 
         shapes = {n: _int(v, "shape", n) for n, v in _pairs(args.shape, "shape")}
