@@ -1,0 +1,179 @@
+"""Where the cost model ranks the configs an H100 measured fastest (no GPU needed).
+
+For every (fixture, shape) pair of a ``bench/gpu_bench.py`` result, the
+exhaustive screening's fastest configs (measured on the GPU, recorded in the
+JSON) are looked up in the model's full ranking of the feasible space at that
+shape (``tiletune.synthesis.synthesize`` on the ``h100`` target, every
+feasible point in cost order) and in the pool the default search starts from
+(the top 16).  A winner the model ranks low is one the search must walk to;
+one outside the synthesized space (a preference or a domain left it out) only
+the descent can reach, and one the hard limits reject nothing can.  Cost-model changes can be
+judged here, offline, before a GPU run confirms them.
+
+    python bench/model_recall.py                       # bench/results/gpu_bench_search_default.json
+    python bench/model_recall.py --from A.json B.json --out bench/results
+
+Writes ``model_recall.json`` and ``model_recall.md`` under ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+POOL = 16  # the default search's synthesized pool (search.SEARCH_MODES["default"].synth_top_k)
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the repository when inside it (results files must not name this machine)."""
+    try:
+        return str(Path(path).resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def _key(kwargs: Dict[str, Any], warps: Any, stages: Any) -> Tuple:
+    return tuple(sorted(kwargs.items())), warps, stages
+
+
+def model_ranking(name: str, shape: Dict[str, int], target: str) -> Tuple[List[Tuple], List[Tuple], Any]:
+    """The model's full cost order and its top-``POOL`` pool at ``shape`` (lists of (kwargs, warps, stages)),
+    and ``hard(kwargs, warps, stages)``: the hard limits a config breaks (the descent's feasibility check)."""
+    import fixtures
+    from tiletune.analysis import analyze_kernel
+    from tiletune.runtime.binding import synthesis_shapes, tensor_dtypes
+    from tiletune.synthesis import check_config, required_shapes, synthesize
+
+    fx = fixtures.load(name)
+    spec = analyze_kernel(fx.KERNEL)
+    args = fx.make_args(shape, device="meta")
+    shapes = synthesis_shapes(spec.name, required_shapes(spec), args)
+    dtypes = tensor_dtypes(list(fx.KERNEL.arg_names), args)
+    fixed = {p.name: args[p.name] for p in spec.tiling_params if p.name in args} or None
+    full = synthesize(spec, shapes, dtypes, target, fixed=fixed, top_k=10**6)
+    pool = synthesize(spec, shapes, dtypes, target, fixed=fixed, top_k=POOL)
+    as_keys = lambda res: [_key(c.kwargs, c.num_warps, c.num_stages) for c in res.candidates]  # noqa: E731
+
+    def hard(kwargs: Dict[str, Any], warps: Any, stages: Any) -> List[str]:
+        return check_config(spec, {**(fixed or {}), **kwargs}, warps, stages, shapes, dtypes, target)
+
+    return as_keys(full), as_keys(pool), hard
+
+
+def _position(order: Sequence[Tuple], kwargs: Dict[str, Any], warps: Any, stages: Any) -> Tuple[Optional[int], str]:
+    """1-based rank of the config in ``order``: exact, else its tiling (kwargs and warps) at another stage count."""
+    exact = _key(kwargs, warps, stages)
+    for i, k in enumerate(order):
+        if k == exact:
+            return i + 1, "exact"
+    for i, k in enumerate(order):
+        if k[0] == exact[0] and k[1] == warps:
+            return i + 1, "tiling"
+    return None, "outside the synthesized space"
+
+
+def recall(results: Sequence[Path], target: str) -> Dict[str, Any]:
+    """Per pair: the model's rank of each measured leader, and whether the pool holds the best tiling."""
+    rows: List[Dict[str, Any]] = []
+    seen = set()
+    for path in results:
+        data = json.loads(Path(path).read_text())
+        for fixture, pairs in (data.get("tune") or {}).items():
+            for skey, rec in pairs.items():
+                top = ((rec.get("exhaustive") or {}).get("top")) or []
+                if not top or (fixture, skey) in seen:
+                    continue
+                seen.add((fixture, skey))
+                order, pool, hard = model_ranking(fixture, rec["shape"], target)
+                measured = sorted(top, key=lambda t: t["screen_ms"])[:5]
+                leaders = []
+                for t in measured:
+                    c = t["config"]
+                    rank, how = _position(order, c["kwargs"], c["num_warps"], c["num_stages"])
+                    if rank is None:  # preferences or domains left it out; do the hard limits reject it too?
+                        broken = hard(c["kwargs"], c["num_warps"], c["num_stages"])
+                        how = ("rejected: " + "; ".join(broken)) if broken else "outside the synthesized space"
+                    in_pool, _ = _position(pool, c["kwargs"], c["num_warps"], c["num_stages"])
+                    leaders.append({"label": t["label"], "screen_ms": t["screen_ms"], "model_rank": rank,
+                                    "match": how, "in_pool": in_pool is not None})
+                rows.append({"fixture": fixture, "shape": skey, "feasible": len(order),
+                             "tt_over_best": (rec.get("ratios") or {}).get("tiletune_over_exhaustive"),
+                             "leaders": leaders})
+    best_ranks = [r["leaders"][0]["model_rank"] for r in rows]
+    known = [b for b in best_ranks if b is not None]
+    return {
+        "target": target,
+        "sources": [_shown(p) for p in results],
+        "pairs": rows,
+        "summary": {
+            "pairs": len(rows),
+            "best_in_pool": sum(1 for r in rows if r["leaders"][0]["in_pool"]),
+            "any_top5_in_pool": sum(1 for r in rows if any(x["in_pool"] for x in r["leaders"])),
+            "best_outside_space": sum(1 for b in best_ranks if b is None),
+            "best_rejected_by_hard_limits": sum(1 for r in rows if r["leaders"][0]["match"].startswith("rejected")),
+            "median_best_rank": statistics.median(known) if known else None,
+            "geomean_best_rank": math.exp(sum(math.log(b) for b in known) / len(known)) if known else None,
+        },
+    }
+
+
+def to_markdown(res: Dict[str, Any]) -> str:
+    """The report as a markdown table, one row per pair."""
+    s = res["summary"]
+    lines = [
+        "# Where the cost model ranks the measured winners (bench/model_recall.py)",
+        "",
+        f"Target {res['target']}; measured leaders from {', '.join(res['sources'])} (the exhaustive screening's "
+        "fastest configs on an H100). Model rank: position in the model's full cost order of the feasible space "
+        f"(1 = its pick); pool: the top {POOL} the default search starts from. 'tiling' = the same tile and warps "
+        "at another num_stages.",
+        "",
+        f"- pairs: {s['pairs']}; the measured best in the pool: {s['best_in_pool']}; any of the measured top 5 in "
+        f"the pool: {s['any_top5_in_pool']}; the measured best outside the synthesized space: "
+        f"{s['best_outside_space']} (of which rejected by the hard limits the descent checks: "
+        f"{s['best_rejected_by_hard_limits']})",
+        f"- model rank of the measured best: median {s['median_best_rank']}, geomean "
+        f"{s['geomean_best_rank']:.1f}" if s["geomean_best_rank"] else "- model rank of the measured best: -",
+        "",
+        "| fixture | shape | feasible | measured best | model rank | in pool | best of top 5 in pool | tiletune / best |",
+        "|---|---|---:|---|---:|---|---|---:|",
+    ]
+    for r in res["pairs"]:
+        b = r["leaders"][0]
+        rank = b["match"] if b["model_rank"] is None else f"{b['model_rank']} ({b['match']})"
+        pooled = [x["label"] for x in r["leaders"] if x["in_pool"]]
+        ratio = "-" if r["tt_over_best"] is None else f"{r['tt_over_best']:.3f}"
+        lines.append(f"| {r['fixture']} | {r['shape']} | {r['feasible']} | {b['label']} | {rank} | "
+                     f"{'yes' if b['in_pool'] else 'no'} | {pooled[0] if pooled else '-'} | {ratio} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Command line: see the module docstring."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--from", dest="sources", nargs="+", type=Path,
+                    default=[ROOT / "bench" / "results" / "gpu_bench_search_default.json"],
+                    help="gpu_bench.py result JSON files (the first holding a pair is used)")
+    ap.add_argument("--target", default="h100")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    opts = ap.parse_args(argv)
+    res = recall(opts.sources, opts.target)
+    opts.out.mkdir(parents=True, exist_ok=True)
+    (opts.out / "model_recall.json").write_text(json.dumps(res, indent=1) + "\n")
+    md = to_markdown(res)
+    (opts.out / "model_recall.md").write_text(md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

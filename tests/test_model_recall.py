@@ -1,0 +1,36 @@
+"""bench/model_recall.py on the committed H100 results: every pair is ranked, and the report is consistent."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("_model_recall", ROOT / "bench" / "model_recall.py")
+model_recall = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = model_recall
+_spec.loader.exec_module(model_recall)
+
+RESULTS = ROOT / "bench" / "results" / "gpu_bench_search_default.json"
+
+
+def test_every_measured_pair_is_ranked_in_the_models_space():
+    import json
+
+    pairs = json.loads(RESULTS.read_text())["tune"]
+    expected = {(f, k) for f, rows in pairs.items() for k, r in rows.items() if (r.get("exhaustive") or {}).get("top")}
+    res = model_recall.recall([RESULTS], "h100")
+    assert {(r["fixture"], r["shape"]) for r in res["pairs"]} == expected
+    for r in res["pairs"]:
+        assert 1 <= len(r["leaders"]) <= 5
+        ms = [x["screen_ms"] for x in r["leaders"]]
+        assert ms == sorted(ms)  # fastest measured first
+        for x in r["leaders"]:
+            if x["model_rank"] is None:
+                assert x["match"] == "outside the synthesized space" or x["match"].startswith("rejected: ")
+                assert not x["in_pool"]
+            else:
+                assert 1 <= x["model_rank"] <= r["feasible"] and x["match"] in ("exact", "tiling")
+    s = res["summary"]
+    assert s["pairs"] == len(expected) and s["best_in_pool"] <= s["any_top5_in_pool"] <= s["pairs"]
+    assert res["sources"] == ["bench/results/gpu_bench_search_default.json"]
+    assert "| fixture | shape |" in model_recall.to_markdown(res)
