@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import inspect
-import os
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence
@@ -50,6 +49,7 @@ from . import protect as _protect
 from .binding import Binder, base_function, tensor_dtypes
 from .cache_validate import kernel_entry_problems
 from .candidates import CandidatesStage, MetaParameterConflict
+from .env import env_on
 from .measure import RETIME_ROUNDS, RETIME_TOP, MeasureStage
 from .report import TuningReport, config_str, config_to_dict
 from .search import resolve_search
@@ -70,7 +70,6 @@ __all__ += ["RETIME_TOP", "RETIME_ROUNDS"]
 #: of tuning in isolation.  Decided keys launch as usual.
 LAUNCH_CONTEXT: contextvars.ContextVar = contextvars.ContextVar("tiletune_launch_context", default=None)
 
-_TRUE = {"1", "true", "yes", "on"}
 
 
 def resolve_group(pg: Any) -> Any:
@@ -81,7 +80,7 @@ def resolve_group(pg: Any) -> Any:
     torch.distributed means no agreement (a single process).
     """
     if pg is None:
-        if os.environ.get("TILETUNE_DIST", "").strip().lower() not in _TRUE:
+        if not env_on("TILETUNE_DIST"):
             return None
         pg = "default"
     if isinstance(pg, str):

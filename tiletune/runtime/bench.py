@@ -37,6 +37,8 @@ from typing import Any, Callable, Dict, Optional, Sequence
 
 from tiletune.errors import TuningError
 
+from .env import env_on
+
 __all__ = [
     "METHODS",
     "interpreting",
@@ -58,7 +60,6 @@ __all__ = [
 
 BenchFn = Callable[..., float]
 
-_TRUE = {"1", "true", "yes", "on"}
 
 # ---------------------------------------------------------------- the clock
 
@@ -110,7 +111,7 @@ def interpreting() -> bool:
 
         return bool(knobs.runtime.interpret)
     except Exception:  # older Triton without knobs
-        return os.environ.get("TRITON_INTERPRET", "").strip().lower() in _TRUE
+        return env_on("TRITON_INTERPRET")
 
 
 # ---------------------------------------------------------------- helpers

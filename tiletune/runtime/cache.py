@@ -44,6 +44,8 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 
 from tiletune.errors import TiletuneCacheWarning, TiletuneError
 
+from .env import env_on, env_word
+
 __all__ = [
     "FORMAT",
     "VERSION",
@@ -74,7 +76,6 @@ VERSION = 1
 KINDS = ("kernel", "function")
 LOCK_TIMEOUT_S = 120.0
 
-_TRUE = {"1", "true", "yes", "on"}
 
 
 class StaleCacheEntryError(TiletuneError):
@@ -94,22 +95,17 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("tiletune"))
 
 
-def _env_flag(*names: str) -> bool:
-    return any(os.environ.get(n, "").strip().lower() in _TRUE for n in names)
-
-
 def always_tune() -> bool:
     """True when ``TILETUNE_ALWAYS_TUNE`` or ``TRITON_DIST_AUTOTUNE_ALWAYS_TUNE`` is set to 1/true.
 
     Tuners check it and re-tune even on a cache hit (then ``put`` the new winner).
     """
-    return _env_flag("TILETUNE_ALWAYS_TUNE", "TRITON_DIST_AUTOTUNE_ALWAYS_TUNE")
+    return env_on("TILETUNE_ALWAYS_TUNE", "TRITON_DIST_AUTOTUNE_ALWAYS_TUNE")
 
 
 def strict_version_check() -> bool:
     """True when ``TILETUNE_VERSION_CHECK=strict`` or ``TRITON_DIST_AUTOTUNE_VERSION_CHECK=1``."""
-    mode = os.environ.get("TILETUNE_VERSION_CHECK", "").strip().lower()
-    return mode in ({"strict"} | _TRUE) or _env_flag("TRITON_DIST_AUTOTUNE_VERSION_CHECK")
+    return env_word("TILETUNE_VERSION_CHECK") == "strict" or env_on("TILETUNE_VERSION_CHECK", "TRITON_DIST_AUTOTUNE_VERSION_CHECK")
 
 
 def _dist_version(*names: str) -> str:
@@ -133,7 +129,7 @@ def _base_fingerprint() -> Tuple[Tuple[str, str], ...]:
         "torch": _dist_version("torch"),
         "python": f"{sys.version_info.major}.{sys.version_info.minor}",
     }
-    if os.environ.get("TRITON_INTERPRET", "").strip().lower() in _TRUE:
+    if env_on("TRITON_INTERPRET"):
         fp["interpret"] = "1"
     device = _device_name()
     if device:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import itertools
 import json
 import multiprocessing
-import os
 import threading
 import time
 import warnings
@@ -37,18 +36,17 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 
+from .env import env_off
+
 __all__ = ["CompileSpec", "processes_enabled", "capture_specs", "CompileSession", "ProcessCompiles", "WAIT_S"]
 
 #: Seconds a thread waits for a child's compile before compiling the candidate
 #: itself (a child that deadlocked after the fork must not stall tuning).
 WAIT_S = 120.0
 
-_FALSE = {"0", "false", "no", "off"}
-
-
 def processes_enabled() -> bool:
     """True unless ``TILETUNE_COMPILE_PROCESSES`` is 0/false or this platform cannot fork."""
-    if os.environ.get("TILETUNE_COMPILE_PROCESSES", "").strip().lower() in _FALSE:
+    if env_off("TILETUNE_COMPILE_PROCESSES"):
         return False
     return "fork" in multiprocessing.get_all_start_methods()
 

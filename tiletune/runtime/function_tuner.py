@@ -28,15 +28,16 @@ from tiletune.runtime import distributed as dd
 from tiletune.runtime.key_check import check_key
 from tiletune.runtime.keys import config_label, config_material, to_hashable, to_key_material
 
+from .env import env_on
+
 __all__ = ["FunctionTuner"]
 
 logger = logging.getLogger("tiletune.tune")
 
-_TRUE = {"1", "true", "yes", "on"}
 
 
 def _print_autotuning() -> bool:
-    return os.environ.get("TRITON_PRINT_AUTOTUNING", "").strip().lower() in _TRUE
+    return env_on("TRITON_PRINT_AUTOTUNING")
 
 
 def _time_function(

@@ -32,18 +32,15 @@ from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Tupl
 
 from .bench import interpreting
 from .compile_workers import CompileSession, ProcessCompiles, capture_specs, processes_enabled
+from .env import env_off
 
 __all__ = ["parallel_enabled", "max_workers", "compile_all", "compiling", "CompileQueue", "describe_error"]
 
-_FALSE = {"0", "false", "no", "off"}
 
 
 def parallel_enabled() -> bool:
     """False when ``TRITON_AUTOTUNE_PARALLEL_COMPILE`` or ``TILETUNE_PARALLEL_COMPILE`` is 0/false."""
-    for name in ("TILETUNE_PARALLEL_COMPILE", "TRITON_AUTOTUNE_PARALLEL_COMPILE"):
-        if os.environ.get(name, "").strip().lower() in _FALSE:
-            return False
-    return True
+    return not env_off("TILETUNE_PARALLEL_COMPILE", "TRITON_AUTOTUNE_PARALLEL_COMPILE")
 
 
 def max_workers(n_jobs: int) -> int:

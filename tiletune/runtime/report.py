@@ -19,13 +19,12 @@ import sys
 import time
 from typing import Any, Dict, List, Optional
 
+from .env import env_off, env_on
+
 __all__ = ["config_to_dict", "config_str", "print_autotuning", "TuningReport"]
 
-_TRUE = {"1", "true", "yes", "on"}
-
-
 def _env_true(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in _TRUE
+    return env_on(name)
 
 
 def print_autotuning() -> bool:
@@ -78,10 +77,9 @@ class _Progress:
         self.start = time.perf_counter()
         self._bar = None
         self._task = None
-        forced = os.environ.get("TILETUNE_PROGRESS", "").strip().lower()
-        if forced in {"0", "false", "no", "off"}:
+        if env_off("TILETUNE_PROGRESS"):
             self.enabled = False
-        elif forced in _TRUE:
+        elif env_on("TILETUNE_PROGRESS"):
             self.enabled = True
         else:
             self.enabled = sys.stderr.isatty()
