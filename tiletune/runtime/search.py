@@ -267,10 +267,10 @@ def neighbours(point: Point, tiling: Sequence[str], hints: Optional[Mapping[str,
     """
     out: List[Point] = []
     values = point.values()
-    for name in tiling:
-        v = values.get(name)
-        if not isinstance(v, int) or isinstance(v, bool):
-            continue
+    # the tiling parameters that hold a count (moves scale them); others are left alone
+    counts = [(name, values[name]) for name in tiling
+              if isinstance(values.get(name), int) and not isinstance(values.get(name), bool)]
+    for name, v in counts:
         for w in (v * 2, v // 2):
             if w >= 1 and w != v:
                 out.append(point.with_value(name, w))
@@ -290,20 +290,14 @@ def neighbours(point: Point, tiling: Sequence[str], hints: Optional[Mapping[str,
                 if s in stages:
                     out.append(Point(point.kwargs, point.num_warps, s))
         if point.num_warps is not None:
-            for name in tiling:
-                v = values.get(name)
-                if not isinstance(v, int) or isinstance(v, bool):
-                    continue
+            for name, v in counts:
                 for f_up in (True, False):
                     tile, w = (v * 2, point.num_warps * 2) if f_up else (v // 2, point.num_warps // 2)
                     if tile >= 1 and tile != v and w in warps:
                         out.append(Point(point.with_value(name, tile).kwargs, w, point.num_stages))
         if point.num_stages is not None and len(stages) > 1:
             deepest, shallowest = max(stages), min(stages)
-            for name in tiling:
-                v = values.get(name)
-                if not isinstance(v, int) or isinstance(v, bool):
-                    continue
+            for name, v in counts:
                 for tile, s in ((v // 2, min(deepest, point.num_stages * 2)),
                                 (v * 2, max(shallowest, point.num_stages // 2))):
                     if tile >= 1 and tile != v and s != point.num_stages and s in stages:
