@@ -38,7 +38,8 @@ from typing import Any, Callable, Dict, Hashable, Optional, Tuple
 
 from .env import env_off
 
-__all__ = ["CompileSpec", "processes_enabled", "capture_specs", "CompileSession", "ProcessCompiles", "WAIT_S"]
+__all__ = ["CompileSpec", "processes_enabled", "capture_specs", "children_for", "CompileSession",
+           "ProcessCompiles", "WAIT_S"]
 
 #: Seconds a thread waits for a child's compile before compiling the candidate
 #: itself (a child that deadlocked after the fork must not stall tuning).
@@ -187,6 +188,14 @@ def _frozen_in_child() -> int:
     return gc.get_freeze_count()
 
 
+def children_for(n_jobs: int) -> int:
+    """Child processes for ``n_jobs`` compiles: one a job, at most the cores but one (the launching thread
+    keeps a core, so a child compile never delays the launches timed meanwhile)."""
+    from .parallel_compile import max_workers
+
+    return max(1, min(n_jobs, max_workers(n_jobs + 1) - 1))
+
+
 class CompileSession:
     """Child processes that compile for one tuning search; a context manager.
 
@@ -209,9 +218,7 @@ class CompileSession:
             return {}
         if self.pool is None:
             _KERNELS[self.id] = {id(s.fn): s.fn for s in specs.values()}
-            from .parallel_compile import max_workers
-
-            n = self.workers or max(1, min(max(8, len(specs)), max_workers(10_000) - 1))
+            n = self.workers or children_for(max(8, len(specs)))  # room for larger later batches
             self.pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork"),
                                             initializer=_child_start)
         known = _KERNELS[self.id]

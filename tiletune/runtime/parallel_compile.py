@@ -31,7 +31,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Tuple
 
 from .bench import interpreting
-from .compile_workers import CompileSession, ProcessCompiles, capture_specs, processes_enabled
+from .compile_workers import CompileSession, ProcessCompiles, capture_specs, children_for, processes_enabled
 from .env import env_off
 
 __all__ = ["parallel_enabled", "max_workers", "compile_all", "compiling", "CompileQueue", "describe_error"]
@@ -277,10 +277,8 @@ def compiling(jobs: Dict[Hashable, Callable[[], Any]], *, parallel: Optional[boo
     t0 = time.perf_counter()
     specs = capture_specs(jobs) if processes_enabled() else {}
     t1 = time.perf_counter()
-    workers = max_workers(len(jobs))
-    # one core stays with the launching thread: a child compile must not delay the launches timed meanwhile
-    with ProcessCompiles(specs, session, workers=max(1, min(workers, max_workers(len(jobs) + 1) - 1))) as children, \
-            _TimedPool(queue, max_workers=workers, thread_name_prefix="tiletune-compile") as pool:
+    with ProcessCompiles(specs, session, workers=children_for(len(jobs))) as children, \
+            _TimedPool(queue, max_workers=max_workers(len(jobs)), thread_name_prefix="tiletune-compile") as pool:
         queue.stage_s.update(capture=t1 - t0, start_children=time.perf_counter() - t1)
         queue.children = children
         with AsyncCompileMode(pool, ignore_errors=True):
