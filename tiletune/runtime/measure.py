@@ -193,16 +193,16 @@ class _Trial:
                 return {i: None for i in batch}
             # alone, each candidate is verified just before it is timed: timing overlaps the later compiles
             result = self._bench(alive, queue, first, verify=verify and not self.active)
-        if self.compile_s is None:  # every compile of the batch has finished (the pool is shut down)
+        # every compile of the batch has finished (the pool is shut down)
+        children_wall = queue.children.wall_s() if queue.children is not None else None
+        if self.compile_s is None:
             self.compile_s = queue.compile_seconds()
-            children = getattr(queue, "children", None)
-            self.compile_latency_s = children.wall_s() if children is not None else None
+            self.compile_latency_s = children_wall
         self.compiled["children"] += len(queue.child_durations)
         self.compiled["threads"] += len(queue.durations)
-        stages = dict(getattr(queue, "stage_s", {}))
-        children = getattr(queue, "children", None)
-        if children is not None and children.wall_s() is not None:
-            stages["children_wall"] = children.wall_s()
+        stages = dict(queue.stage_s)
+        if children_wall is not None:
+            stages["children_wall"] = children_wall
         for name, sec in stages.items():  # summed over the batches
             self.compiled[f"{name}_s"] = self.compiled.get(f"{name}_s", 0.0) + sec
         # the same decision on every rank of a group (alive is agreed), from this rank's queue otherwise
