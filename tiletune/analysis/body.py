@@ -24,30 +24,8 @@ from .footprint import compute_footprint
 from .graph import fill_records
 from .model import KernelSpec
 from .shapes import Interpreter
-from .source import is_jit_def
 
-__all__ = ["analyze_body", "module_helpers"]
-
-_helper_cache: tuple = (None, {})
-
-
-def module_helpers(positions: Mapping) -> dict[str, cst.FunctionDef]:
-    """The ``@jit``-decorated functions among the nodes of ``positions``, by name.
-
-    ``positions`` (the module's node -> position mapping) holds every node of
-    the module, so it doubles as the list of function definitions.  The
-    result for the last mapping seen is cached: the front end analyses all
-    kernels of a module with the same mapping.
-    """
-    global _helper_cache
-    if _helper_cache[0] is positions:
-        return _helper_cache[1]
-    found: dict[str, cst.FunctionDef] = {}
-    for node in positions:
-        if isinstance(node, cst.FunctionDef) and node.name.value not in found and is_jit_def(node):
-            found[node.name.value] = node
-    _helper_cache = (positions, found)
-    return found
+__all__ = ["analyze_body"]
 
 
 def analyze_body(
@@ -55,7 +33,7 @@ def analyze_body(
     spec: KernelSpec,
     positions: Mapping,
     module_constants: Mapping[str, int],
-    helpers: Optional[Mapping[str, cst.FunctionDef]] = None,
+    helpers: Mapping[str, cst.FunctionDef],
     external: Optional[Mapping[str, str]] = None,
     constants: Optional[Mapping[str, Any]] = None,
 ) -> None:
@@ -63,9 +41,9 @@ def analyze_body(
 
     ``positions`` maps the module's nodes to their ``CodeRange``;
     ``module_constants`` gives integer module-level constants by name;
-    ``helpers`` (optional) maps names of other ``@triton.jit`` functions of the
-    module to their definitions so that calls to them are followed; by default
-    they are found among the nodes of ``positions`` (:func:`module_helpers`).
+    ``helpers`` maps names of other ``@triton.jit`` functions (the module's
+    and those the resolver followed into other modules) to their definitions,
+    so that calls to them are followed.
     ``external`` maps names imported from outside the project to their
     module (see :func:`record_gaps`).  ``constants`` (optional) gives known
     parameter values (a launch's constexpr flags, ``None`` pointers):
@@ -73,8 +51,6 @@ def analyze_body(
     Constructs the analysis does not
     understand become notes on ``spec``.
     """
-    if helpers is None:
-        helpers = module_helpers(positions)
     trace = Interpreter(spec, positions, module_constants, helpers, constants).run(func)
     classify_params(spec, trace)
     fill_records(spec, trace)
