@@ -147,6 +147,7 @@ class Bench:
         self.tt_exh_measured: set = set()
         self.specs: Dict[str, Any] = {}
         self.compile_samples: Dict[str, List[float]] = {}
+        self.pairs_run = 0  # tiletune's first tune goes first on odd pairs, the hand list's on even ones
         self.rng = random.Random(1234)
         self.results: Dict[str, Any] = {
             "schema": SCHEMA,
@@ -549,14 +550,15 @@ class Bench:
             # (a) tiletune's and (b) triton.autotune(HAND_CONFIGS)'s first tunes, in turns: the one that
             # goes first in a pair alternates, so neither always pays (or skips) a warm-up the other left
             tt = hand = None
-            self.pairs_run = getattr(self, "pairs_run", 0) + 1
-            for which in (("tt", "hand") if self.pairs_run % 2 else ("hand", "tt")):
+            self.pairs_run += 1
+            tt_first = self.pairs_run % 2 == 1
+            for which in (("tt", "hand") if tt_first else ("hand", "tt")):
                 if which == "tt":
                     tt = self._first_tune_logged("tiletune", lambda: self.first_tune_tiletune(prob))
                 else:
                     hand = self._first_tune_logged("triton.autotune(HAND_CONFIGS)",
                                                    lambda: self.first_tune_stock(prob, fx.HAND_CONFIGS, "hand"))
-            rec["first_tune_order"] = "tiletune first" if self.pairs_run % 2 else "hand list first"
+            rec["first_tune_order"] = "tiletune first" if tt_first else "hand list first"
             # (c) exhaustive
             space = exhaustive_space(spec, prob.args, self.opts.dry_run, include_heavy=self.opts.include_heavy)
             share = self._share(weight, weight_left, fixed_left)
