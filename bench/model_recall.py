@@ -51,6 +51,7 @@ def model_ranking(name: str, shape: Dict[str, int], target: str) -> Tuple[List[T
     import fixtures
     from tiletune.analysis import analyze_kernel
     from tiletune.runtime.binding import synthesis_shapes, tensor_dtypes
+    from tiletune.runtime.search import SEARCH_MODES, first_batch, first_batch_size
     from tiletune.synthesis import check_config, required_shapes, synthesize
 
     fx = fixtures.load(name)
@@ -62,11 +63,16 @@ def model_ranking(name: str, shape: Dict[str, int], target: str) -> Tuple[List[T
     full = synthesize(spec, shapes, dtypes, target, fixed=fixed, top_k=10**6)
     pool = synthesize(spec, shapes, dtypes, target, fixed=fixed, top_k=POOL)
     as_keys = lambda res: [_key(c.kwargs, c.num_warps, c.num_stages) for c in res.candidates]  # noqa: E731
+    # the first batch as the default search picks it from the pool (runtime/measure.py)
+    policy = SEARCH_MODES["default"]
+    n_first = first_batch_size([c.cost for c in pool.candidates], policy)
+    batch = first_batch([(tuple(sorted(c.kwargs.items())), c.num_warps) for c in pool.candidates], n_first)
+    first = [as_keys(pool)[i] for i in batch]
 
     def hard(kwargs: Dict[str, Any], warps: Any, stages: Any) -> List[str]:
         return check_config(spec, {**(fixed or {}), **kwargs}, warps, stages, shapes, dtypes, target)
 
-    return as_keys(full), as_keys(pool), hard
+    return as_keys(full), as_keys(pool), first, hard
 
 
 def _position(order: Sequence[Tuple], kwargs: Dict[str, Any], warps: Any, stages: Any) -> Tuple[Optional[int], str]:
@@ -93,7 +99,7 @@ def recall(results: Sequence[Path], target: str) -> Dict[str, Any]:
                 if not top or (fixture, skey) in seen:
                     continue
                 seen.add((fixture, skey))
-                order, pool, hard = model_ranking(fixture, rec["shape"], target)
+                order, pool, first, hard = model_ranking(fixture, rec["shape"], target)
                 measured = sorted(top, key=lambda t: t["screen_ms"])[:5]
                 leaders = []
                 for t in measured:
@@ -103,8 +109,10 @@ def recall(results: Sequence[Path], target: str) -> Dict[str, Any]:
                         broken = hard(c["kwargs"], c["num_warps"], c["num_stages"])
                         how = ("rejected: " + "; ".join(broken)) if broken else "outside the synthesized space"
                     in_pool, _ = _position(pool, c["kwargs"], c["num_warps"], c["num_stages"])
+                    in_first, _ = _position(first, c["kwargs"], c["num_warps"], c["num_stages"])
                     leaders.append({"label": t["label"], "screen_ms": t["screen_ms"], "model_rank": rank,
-                                    "match": how, "in_pool": in_pool is not None})
+                                    "match": how, "in_pool": in_pool is not None,
+                                    "in_first_batch": in_first is not None})
                 rows.append({"fixture": fixture, "shape": skey, "feasible": len(order),
                              "tt_over_best": (rec.get("ratios") or {}).get("tiletune_over_exhaustive"),
                              "leaders": leaders})
@@ -118,12 +126,20 @@ def recall(results: Sequence[Path], target: str) -> Dict[str, Any]:
             "pairs": len(rows),
             "best_in_pool": sum(1 for r in rows if r["leaders"][0]["in_pool"]),
             "any_top5_in_pool": sum(1 for r in rows if any(x["in_pool"] for x in r["leaders"])),
+            "any_top5_in_first_batch": sum(1 for r in rows if any(x["in_first_batch"] for x in r["leaders"])),
             "best_outside_space": sum(1 for b in best_ranks if b is None),
             "best_rejected_by_hard_limits": sum(1 for r in rows if r["leaders"][0]["match"].startswith("rejected")),
             "median_best_rank": statistics.median(known) if known else None,
             "geomean_best_rank": math.exp(sum(math.log(b) for b in known) / len(known)) if known else None,
+            "geomean_first_top5_rank": _geomean([min((x["model_rank"] for x in r["leaders"] if x["model_rank"]),
+                                                     default=None) for r in rows]),
         },
     }
+
+
+def _geomean(values: Sequence[Optional[int]]) -> Optional[float]:
+    known = [v for v in values if v]
+    return math.exp(sum(math.log(v) for v in known) / len(known)) if known else None
 
 
 def to_markdown(res: Dict[str, Any]) -> str:
@@ -138,11 +154,13 @@ def to_markdown(res: Dict[str, Any]) -> str:
         "at another num_stages.",
         "",
         f"- pairs: {s['pairs']}; the measured best in the pool: {s['best_in_pool']}; any of the measured top 5 in "
-        f"the pool: {s['any_top5_in_pool']}; the measured best outside the synthesized space: "
+        f"the pool: {s['any_top5_in_pool']}, in the first batch: {s['any_top5_in_first_batch']} (a tiling of it "
+        "at another num_stages counts); the measured best outside the synthesized space: "
         f"{s['best_outside_space']} (of which rejected by the hard limits the descent checks: "
         f"{s['best_rejected_by_hard_limits']})",
         f"- model rank of the measured best: median {s['median_best_rank']}, geomean "
-        f"{s['geomean_best_rank']:.1f}" if s["geomean_best_rank"] else "- model rank of the measured best: -",
+        f"{s['geomean_best_rank']:.1f}; of the best-ranked of the measured top 5: geomean "
+        f"{s['geomean_first_top5_rank']:.1f}" if s["geomean_best_rank"] else "- model rank of the measured best: -",
         "",
         "| fixture | shape | feasible | measured best | model rank | in pool | best of top 5 in pool | tiletune / best |",
         "|---|---|---:|---|---:|---|---|---:|",

@@ -465,10 +465,11 @@ def test_few_programs_prefer_more_programs_sum_axis():
     res = synthesize(spec, shapes, dtypes, "h100", fixed=fixed)
     assert res.candidates[0].kwargs["BLOCK_M"] == 1
     assert sum(c.kwargs["BLOCK_M"] == 1 for c in res.candidates) >= 3
-    # 16 programs (BLOCK_M=4) predicted well above 64 programs at the same BLOCK_N
+    # 16 programs (BLOCK_M=4) predicted well above 64 programs at the same BLOCK_N: on the H100,
+    # 16 busy SMs moved 50-90 GB/s each (0.8-1.4 TB/s), 64 reached ~0.76 of 3.0 TB/s (2.3 TB/s)
     by = {(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps, c.num_stages): c.cost for c in
           synthesize(spec, shapes, dtypes, "h100", fixed=fixed, top_k=100000).candidates}
-    assert by[(4, 8192, 16, 1)] > 2.5 * by[(1, 8192, 16, 1)]
+    assert 1.6 < by[(4, 8192, 16, 1)] / by[(1, 8192, 16, 1)] < 2.9
 
 
 @pytest.mark.parametrize("shape", [

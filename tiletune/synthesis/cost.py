@@ -32,24 +32,27 @@ cores for kernels with ``tl.dot``, vector cores otherwise):
     wave quantisation of ``t_compute`` from one wave on; below one wave
     ``t_compute`` is scaled by ``C / P`` (idle cores).  ``t_memory`` is
     scaled by :func:`memory_wave_factor`: full waves at full bandwidth, the
-    tail wave's ``P mod C`` programs at ``min(1, tail x SM_BW_SHARE / C)`` of
-    it (one SM can pull several times its fair share of DRAM bandwidth), so
-    below one wave ``max(1, C / (P x SM_BW_SHARE))``.
+    tail wave's ``P mod C`` programs at ``f(tail / C)`` of it, with
+    ``f(x) = (1 - exp(-a x)) / (1 - exp(-a))``, ``a`` = :data:`BW_SATURATION`
+    (one SM can pull several times its fair share of DRAM bandwidth, and the
+    share falls off smoothly as more SMs compete for it).
 ``stage``
     1.35 / 1.1 / 1.0 for ``num_stages`` 1 / 2 / >= 3 when a ``tl.dot`` is in
     a loop (no overlap of loads and MMA), 1.1 for ``num_stages = 1`` in loops
-    of loads only; on Ascend 1.2 without multibuffer for loops of loads.
+    of loads only; on Ascend 1.2 without multibuffer for loops of loads; 1
+    when the loop runs once (nothing to pipeline).
 ``warps``
     ``1 + w |log2(num_warps / ideal)|``; ``ideal`` = the sum of the dots'
     accumulator elements / 4096 (4..8 on sm_90, 1..8 elsewhere) with dots, else
-    largest tile / 256 (1..16); w = 0.15.
+    largest tile / :data:`ELEMENTS_PER_THREAD` / 32 (1..16); w = 0.15.
 ``registers``
     dots on NVIDIA: ``1 + 2 max(0, acc_regs / 255 - 0.5)`` with ``acc_regs`` the
     fp32 accumulator registers per thread of all dots (spills past half the file).
-``overhead = ceil(P / (C x resident)) x (t_wave + trips x t_iter)``
-    a prologue/epilogue latency per resident wave (1 us NVIDIA, 2 us Ascend)
-    and a fixed cost per loop iteration (50 ns NVIDIA, 200 ns Ascend) --
-    this is what makes a tiny ``BLOCK_K`` over a long ``K`` lose.
+``overhead = t_wave + ceil(P / (C x resident)) x trips x t_iter``
+    the first wave's prologue latency, once (1 us NVIDIA, 2 us Ascend: later
+    programs start while earlier ones stream), and a fixed cost per loop
+    iteration of each resident wave (50 ns NVIDIA, 200 ns Ascend) -- this is
+    what makes a tiny ``BLOCK_K`` over a long ``K`` lose.
 
 ``cost = roofline(with waves) x stage x warps x registers + overhead`` seconds.  ``resident``
 (programs per SM at once) follows CUDA's occupancy rules from the thread,
@@ -74,16 +77,26 @@ from .ascend_cost import alignment_factor
 from .enumerate import Table
 from .space import MULTIBUFFER, NUM_WARPS
 
-__all__ = ["cost_table", "rank", "memory_wave_factor", "LATENCY_S", "WAVE_S"]
+__all__ = ["cost_table", "rank", "memory_wave_factor", "LATENCY_S", "WAVE_S", "BW_SATURATION", "ELEMENTS_PER_THREAD"]
 
 LATENCY_S = {"nvidia": 0.7e-6, "ascend": 1.0e-6}  # DRAM latency to cover (Little's law)
 WAVE_S = {"nvidia": 1.0e-6, "ascend": 2.0e-6}  # per resident wave of programs
 ITER_S = {"nvidia": 50e-9, "ascend": 200e-9}  # fixed cost of one loop iteration (barrier, address update)
 LINE_BYTES = {"nvidia": 128, "ascend": 512}
-# How many times its fair share of DRAM bandwidth (bandwidth / cores) one core can pull when
-# few programs run.  H100 (sum_axis, M=64 rows, fp32): 2 to 16 busy SMs moved 50-90 GB/s
-# each against a fair share of 23 GB/s; 64 SMs reached ~0.76 of the copy bandwidth.
-SM_BW_SHARE = 2.5
+# How fast the DRAM bandwidth a partial wave reaches saturates with its share of the cores:
+# f(x) = (1 - exp(-a x)) / (1 - exp(-a)) of the full bandwidth with x = busy cores / cores.
+# H100 (sum_axis, M=64 rows, fp32): 2 to 16 busy SMs moved 50-90 GB/s each against a fair
+# share of 23 GB/s (f'(0) = a / (1 - e^-a) = 2.7 fair shares); 64 SMs reached ~0.76 of the
+# copy bandwidth (f(64/132) = 0.77).  A linear ramp clipped at 1 (the model before) called
+# 86 of 132 SMs full bandwidth; int8_gemv N=11008 measured its 86-program tile 1.19x the
+# best many-program one (bench/results/gpu_bench_search_default.md).
+BW_SATURATION = 2.5
+# Elements of the largest tile per thread where a kernel without tl.dot is best served (the
+# warps term's ideal).  The exhaustive screenings of the 36 non-dot (fixture, shape) pairs on
+# the H100 put the winners at a median of 16-32 (int8_gemv 32, cross_entropy 32-64, rms_norm
+# 16-32); 32 lifts the model's rank of the measured best (bench/model_recall.py: geomean
+# 22.3 -> 18.4 over 42 pairs, with BW_SATURATION).
+ELEMENTS_PER_THREAD = 32
 REG_PRESSURE = 0.5  # share of the 255 registers per thread the dot accumulators may take (128x256 fp32 on 8 warps: 128)
 REG_SPILL_WEIGHT = 2.0  # slowdown per unit of excess (192 accumulator registers -> x1.5)
 
@@ -93,21 +106,22 @@ def _arr(model: Model, e, env: dict, n: int) -> np.ndarray:
     return np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)).astype(np.float64)
 
 
-def memory_wave_factor(programs: np.ndarray, cores: float, share: float = SM_BW_SHARE) -> np.ndarray:
+def memory_wave_factor(programs: np.ndarray, cores: float, saturation: float = BW_SATURATION) -> np.ndarray:
     """How much longer the memory half of the roofline takes than at full bandwidth, from the program count.
 
     Programs run in waves of ``cores``; the full waves move their bytes at
-    the full bandwidth, the tail wave's ``P mod C`` programs only at
-    ``min(1, tail x share / C)`` of it (one core pulls at most ``share`` times
-    its fair share).  Below one wave that is ``max(1, C / (P x share))``; a
-    tail of a few programs after many full waves costs little, a tail after
-    one wave costs up to a wave (``1.1 C`` programs: 1.27, not the 1.82 a
-    whole extra wave would give).
+    the full bandwidth, the tail wave's ``P mod C`` programs at ``f(tail / C)``
+    of it, ``f(x) = (1 - exp(-a x)) / (1 - exp(-a))`` (``a`` = ``saturation``):
+    a few busy cores each pull several times their fair share, and the
+    share shrinks smoothly as more of them compete.  Below one wave that is
+    ``1 / f(P / C)``; a tail of a few programs after many full waves costs
+    little, a tail after one wave up to a wave.
     """
     p = np.maximum(programs, 1.0)
     full_waves = np.floor(p / cores)
     tail = p - full_waves * cores
-    tail_bw = np.minimum(1.0, np.maximum(tail, 1e-9) * share / cores)
+    x = np.maximum(tail, 1e-9) / cores
+    tail_bw = -np.expm1(-saturation * x) / -np.expm1(-saturation)
     return np.where(tail > 0, (full_waves * cores + tail / tail_bw) / p, 1.0)
 
 
@@ -245,16 +259,21 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
             warp_f = 1.0 + 0.15 * np.abs(np.log2(warps / ideal))
         else:
             big = _arr(model, model.max_tile_numel, env, n)
-            ideal = np.clip(big / 256.0, 1, 16)
+            ideal = np.clip(big / (ELEMENTS_PER_THREAD * t.warp_size), 1, 16)
             warp_f = 1.0 + 0.15 * np.abs(np.log2(warps / ideal))
 
-    # fixed costs: a prologue/epilogue per resident wave, and the loop's own iterations
+    # fixed costs: the first wave's prologue, and the loop's own iterations
     resident_waves = np.ceil(programs / (cores * resident))
     trips = np.ones(n)
     for at in model.accesses:
         if at.in_loop:
             trips = np.maximum(trips, _arr(model, at.trips, env, n))
-    overhead = resident_waves * (WAVE_S[fam] + trips * ITER_S[fam])
+    # The first wave's prologue is paid once: later programs start while earlier ones still
+    # stream (their latency is the in-flight term's business).  A loop iteration's fixed cost
+    # (barrier, address update) is paid by every resident wave.
+    overhead = WAVE_S[fam] + resident_waves * trips * ITER_S[fam]
+    # a loop that runs once has nothing to pipeline: num_stages makes no difference
+    stage_f = np.where(trips <= 1, 1.0, stage_f)
     slow = stage_f * warp_f * reg_f
     cost = roofline * slow + overhead
     return {
