@@ -35,8 +35,16 @@ def spec(block: int, warps: int) -> CompileSpec:
 def main() -> None:
     cache = os.environ["TRITON_CACHE_DIR"]
     specs = {"b256w4": spec(256, 4), "b1024w8": spec(1024, 8), "twin": spec(256, 4), "bad": spec(300, 4)}
+    from tiletune.runtime.parallel_compile import CompileQueue
+
+    queue = CompileQueue()
+    before_batch = queue.mark()
     with ProcessCompiles(specs, workers=2) as children:  # children for this batch alone
+        queue.children = children
         got = {k: children.wait(k) for k in specs}
+    after_batch = queue.mark()
+    contention = {"during_batch": queue.contended_since(before_batch), "after_batch": queue.contended_since(after_batch),
+                  "busy_after": children.busy()}
     # one session's children serve a second batch (a descent round): they were forked for the first
     with CompileSession(workers=2) as session:
         with ProcessCompiles({"b256w4": spec(256, 4)}, session):
@@ -50,7 +58,7 @@ def main() -> None:
     specs["b512w2"] = spec(512, 2)
     before = set(os.listdir(cache))
     out = {"children": {k: (None if v is None else {"cpu_s": v[0], "hash": v[1]}) for k, v in got.items()},
-           "second_batch_same_children": same_children, "child_frozen_objects": frozen}
+           "second_batch_same_children": same_children, "child_frozen_objects": frozen, "contention": contention}
     for k, s in specs.items():
         try:
             kernel = s.compile()

@@ -280,9 +280,15 @@ class ProcessCompiles:
         self.futures: Dict[Hashable, Future] = {}
         self.started_at: Optional[float] = None
         self.last_done_at: Optional[float] = None
+        self.finished = 0  # child compiles of this batch done so far
 
     def _done(self, _fut: Future) -> None:
         self.last_done_at = time.perf_counter()
+        self.finished += 1
+
+    def busy(self) -> bool:
+        """True while a child still compiles one of this batch's candidates."""
+        return any(not f.done() for f in set(self.futures.values()))
 
     def wall_s(self) -> Optional[float]:
         """Seconds from starting the children's compiles to the last one's end (None before then)."""

@@ -192,21 +192,26 @@ class CompileQueue:
             self._running += step
             self._started += max(0, step)
 
-    def mark(self) -> Tuple[int, int]:
-        """Where compile work in this process stands; pass it to :meth:`contended_since`."""
+    def mark(self) -> Tuple[int, int, bool, int]:
+        """Where compile work stands; pass it to :meth:`contended_since`."""
+        children = self.children
+        busy = bool(children is not None and children.busy())
+        finished = children.finished if children is not None else 0
         with self._lock:
-            return self._running, self._started
+            return self._running, self._started, busy, finished
 
-    def contended_since(self, mark: Tuple[int, int]) -> bool:
-        """True when compile work ran in this process at any time since ``mark`` was taken.
+    def contended_since(self, mark: Tuple[int, int, bool, int]) -> bool:
+        """True when compile work ran at any time since ``mark`` was taken: on this process's threads
+        (they hold the GIL and a core) or in its child processes.
 
-        Such work holds the GIL and a core, so a launch timed meanwhile can
-        fall behind the GPU.  A compile in a child process does not count: it
-        competes with the launching thread for neither (the children are
-        fewer than the cores, see :func:`max_workers`).
+        Either makes a launch timed meanwhile fall behind the GPU.  The
+        children were thought harmless (fewer than the cores), but on the
+        H100 host a first-batch timing taken while they compiled read 2.1x
+        the same config's quiet time (int8_gemv N=4096, K=11008: 0.064 ms
+        against 0.030 ms), and none of this process's threads was working.
         """
-        running, started = self.mark()
-        return mark[0] > 0 or running > 0 or started != mark[1]
+        running, started, busy, finished = self.mark()
+        return mark[0] > 0 or running > 0 or started != mark[1] or mark[2] or busy or finished != mark[3]
 
     def compile_seconds(self) -> Optional[float]:
         """What one compile costs alone, in seconds, or None when nothing was compiled.
