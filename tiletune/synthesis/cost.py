@@ -48,11 +48,13 @@ cores for kernels with ``tl.dot``, vector cores otherwise):
 ``registers``
     dots on NVIDIA: ``1 + 2 max(0, acc_regs / 255 - 0.5)`` with ``acc_regs`` the
     fp32 accumulator registers per thread of all dots (spills past half the file).
-``overhead = t_wave + ceil(P / (C x resident)) x trips x t_iter``
-    the first wave's prologue latency, once (1 us NVIDIA, 2 us Ascend: later
-    programs start while earlier ones stream), and a fixed cost per loop
-    iteration of each resident wave (50 ns NVIDIA, 200 ns Ascend) -- this is
-    what makes a tiny ``BLOCK_K`` over a long ``K`` lose.
+``overhead = prologues x t_wave + ceil(P / (C x resident)) x trips x t_iter``
+    a prologue latency (1 us NVIDIA, 2 us Ascend), paid once when several
+    programs are resident on a core (later programs start while earlier ones
+    stream) and once per wave when one program runs at a time (Ascend), and
+    a fixed cost per loop iteration of each resident wave (50 ns NVIDIA,
+    200 ns Ascend) -- this is what makes a tiny ``BLOCK_K`` over a long
+    ``K`` lose.
 
 ``cost = roofline(with waves) x stage x warps x registers + overhead`` seconds.  ``resident``
 (programs per SM at once) follows CUDA's occupancy rules from the thread,
@@ -268,10 +270,12 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
     for at in model.accesses:
         if at.in_loop:
             trips = np.maximum(trips, _arr(model, at.trips, env, n))
-    # The first wave's prologue is paid once: later programs start while earlier ones still
-    # stream (their latency is the in-flight term's business).  A loop iteration's fixed cost
-    # (barrier, address update) is paid by every resident wave.
-    overhead = WAVE_S[fam] + resident_waves * trips * ITER_S[fam]
+    # With several programs resident on a core, the first wave's prologue is paid once: later
+    # programs start while earlier ones still stream (their latency is the in-flight term's
+    # business).  One program at a time (Ascend; NVIDIA at full shared memory) pays it per wave.
+    # A loop iteration's fixed cost (barrier, address update) is paid by every resident wave.
+    prologues = np.where(resident > 1, 1.0, resident_waves)
+    overhead = prologues * WAVE_S[fam] + resident_waves * trips * ITER_S[fam]
     # a loop that runs once has nothing to pipeline: num_stages makes no difference
     stage_f = np.where(trips <= 1, 1.0, stage_f)
     slow = stage_f * warp_f * reg_f
