@@ -249,6 +249,12 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
             stage_f = np.where(stages <= 1, 1.1, 1.0)
     elif loads_in_loop:
         stage_f = np.where(stages <= 1, 1.2, 1.0)
+    # the longest loop's trips; a loop that runs once has nothing to pipeline
+    trips = np.ones(n)
+    for at in model.accesses:
+        if at.in_loop:
+            trips = np.maximum(trips, _arr(model, at.trips, env, n))
+    stage_f = np.where(trips <= 1, 1.0, stage_f)
 
     # --- warps ---
     warp_f = one.copy()
@@ -266,18 +272,12 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
 
     # fixed costs: the first wave's prologue, and the loop's own iterations
     resident_waves = np.ceil(programs / (cores * resident))
-    trips = np.ones(n)
-    for at in model.accesses:
-        if at.in_loop:
-            trips = np.maximum(trips, _arr(model, at.trips, env, n))
     # With several programs resident on a core, the first wave's prologue is paid once: later
     # programs start while earlier ones still stream (their latency is the in-flight term's
     # business).  One program at a time (Ascend; NVIDIA at full shared memory) pays it per wave.
     # A loop iteration's fixed cost (barrier, address update) is paid by every resident wave.
     prologues = np.where(resident > 1, 1.0, resident_waves)
     overhead = prologues * WAVE_S[fam] + resident_waves * trips * ITER_S[fam]
-    # a loop that runs once has nothing to pipeline: num_stages makes no difference
-    stage_f = np.where(trips <= 1, 1.0, stage_f)
     slow = stage_f * warp_f * reg_f
     cost = roofline * slow + overhead
     return {
@@ -345,4 +345,3 @@ def rank(model: Model, table: Table, costs: dict[str, np.ndarray], top_k: int, p
 def point_terms(costs: dict[str, np.ndarray], i: int) -> dict[str, float]:
     """The cost terms of point ``i`` as plain floats."""
     return {k: float(v[i]) for k, v in costs.items()}
-
