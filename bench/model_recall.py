@@ -130,7 +130,7 @@ def recall(results: Sequence[Path], target: str) -> Dict[str, Any]:
             "best_outside_space": sum(1 for b in best_ranks if b is None),
             "best_rejected_by_hard_limits": sum(1 for r in rows if r["leaders"][0]["match"].startswith("rejected")),
             "median_best_rank": statistics.median(known) if known else None,
-            "geomean_best_rank": math.exp(sum(math.log(b) for b in known) / len(known)) if known else None,
+            "geomean_best_rank": _geomean(known),
             "geomean_first_top5_rank": _geomean([min((x["model_rank"] for x in r["leaders"] if x["model_rank"]),
                                                      default=None) for r in rows]),
         },
