@@ -129,8 +129,8 @@ def synthesize(
     t = get_target(target)
     if top_k < 1:
         raise SynthesisError(f"top_k must be >= 1, got {top_k}")
-    space = build_space(spec, shapes, dtypes, t, hints, fixed)
-    model = build_model(space)
+    model = build(spec, shapes, dtypes, t, hints=hints, fixed=fixed)
+    space = model.space
     table = enumerate_feasible(model)
     where = _where(spec, space)
     relaxed: list[str] = []
