@@ -9,6 +9,7 @@ from a rank-dependent ``do_bench``.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from tiletune.runtime.cache import environment_fingerprint, read_cache_file
@@ -191,3 +192,24 @@ def test_version_change_retunes_or_refuses_on_every_rank(tmp_path):
         assert sorted(x["calls"][0]["benched"]) == BLOCKS and x["calls"][0]["best"] == 128
     (entry,) = cache_entries(tmp_path / "c0").values()
     assert entry["fingerprint"]["torch"] == environment_fingerprint()["torch"]
+
+
+def test_descent_ranks_with_different_budgets_measure_the_same_partial_round(tmp_path):
+    """The measured search's descent under a group: rank 1 (slow launches on the virtual clock) can afford
+    one point of the first round, rank 0 both; every rank measures the one point, and all agree."""
+    blocks = [2 ** i for i in range(17)]
+    bench = {"all": {str(b): 1.0 + abs(math.log2(b) - 9) for b in blocks}}  # 512 is fastest
+    sleeps = {"0": {str(b): 10 for b in blocks}, "1": {str(b): 30 for b in blocks}}
+    opts = {
+        "configs": "synth", "top_k": 1, "n": 4096, "bench_ms": bench, "sleep_ms": sleeps,
+        "search": {"first_min": 1, "first_max": 1, "seeds": 1, "max_compiles": 100, "max_seconds": 0.17},
+        "steps": [{"cache_dir": str(tmp_path / "a")}],
+    }
+    (ranks,) = run(tmp_path, opts)
+    facts = [x["calls"][0]["search"] for x in ranks]
+    assert [f["descent_stopped"] for f in facts] == ["budget", "budget"]
+    assert [f["descent_measured"] for f in facts] == [1, 1]  # the least of the two ranks' rounds
+    benched = [x["calls"][0]["benched"] for x in ranks]
+    assert benched[0] == benched[1] and len(benched[0]) == 2  # the model's pick, then the one move
+    assert ranks[0]["calls"][0]["best"] == ranks[1]["calls"][0]["best"]
+    assert all(x["calls"][0]["correct"] for x in ranks)

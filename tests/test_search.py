@@ -612,3 +612,51 @@ def test_a_compile_is_priced_by_its_thread_cpu_plus_its_child_processes():
     assert all(f.exception() is None for f in futures)
     assert len(queue.durations) == 2
     assert queue.compile_seconds() > max(queue.durations)  # the child's CPU is counted, not only the thread's
+
+
+def test_a_round_the_budget_cannot_hold_whole_measures_the_models_favourites_that_fit():
+    """0.5 s compile latency a round, 0.1 s a point; every move's time is 1.0 (the seed 'took' 1e9): the
+    first round moves the centre, the repeat of its move gains nothing, and the budget leaves room for
+    3.5 points of the next round: the 3 the model likes best are measured, then the descent stops."""
+    now = [0.0]
+    measured: list = []
+
+    def measure(points):
+        now[0] += 0.5 + 0.1 * len(points)
+        measured.append(list(points))
+        return [1.0 for _ in points]
+
+    def model_cost(p):  # the model prefers many warps, then small BM
+        return 1.0 / p.num_warps + 0.001 * p.values()["BM"]
+
+    start = Point.of({"BM": 256, "BN": 4}, 4, 3)
+    n1 = len(neighbours(start, ["BM", "BN"]))
+    seconds = (0.5 + 0.1 * n1) + 0.6 + 0.5 + 0.35  # round 1, the repeated move, 3.5 points of round 2
+    d = Descent(measure, lambda p: True, SearchPolicy("t", 1, 1, seeds=1, max_compiles=10_000, max_seconds=1e9),
+                ["BM", "BN"], clock=lambda: now[0], started=0.0, seconds=seconds, compile_s=0.5, point_s=0.1,
+                cost=model_cost)
+    result = d.run({start: 1.0e9})
+    assert result.stopped == "budget" and now[0] <= seconds
+    first, repeat, partial = measured
+    assert len(first) == n1 and len(repeat) == 1 and len(partial) == 3
+    centre = result.moves[0][1]
+    fresh = [q for q in neighbours(centre, ["BM", "BN"]) if q not in first + repeat and q != start]
+    assert len(fresh) > 3 and partial == sorted(fresh, key=model_cost)[:3]  # the model's favourites
+
+
+def test_a_round_cut_by_the_compile_count_keeps_the_models_favourites():
+    def model_cost(p):
+        return -p.values()["BN"] - p.num_warps  # the model likes big BN and many warps
+
+    start = Point.of({"BM": 64, "BN": 64}, 4, 3)
+    measured: list = []
+
+    def measure(points):
+        measured.extend(points)
+        return [1.0 for _ in points]
+
+    d = Descent(measure, lambda p: True, SearchPolicy("t", 1, 1, seeds=1, max_compiles=3, max_seconds=1e9),
+                ["BM", "BN"], cost=model_cost)
+    result = d.run({start: 2.0})
+    assert result.stopped == "budget" and len(measured) == 3
+    assert measured == sorted(neighbours(start, ["BM", "BN"]), key=model_cost)[:3]

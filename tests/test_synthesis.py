@@ -192,6 +192,20 @@ def test_matmul_candidates_fit_h100():
     assert configs[0].kwargs == res.candidates[0].kwargs
 
 
+def test_every_feasible_point_keeps_its_cost_for_the_descent():
+    spec = matmul_spec()
+    shapes = {"M": 300, "N": 1000, "K": 700}
+    res = synthesize(spec, shapes, MM_DT, "h100", top_k=5)
+    assert len(res.point_costs) == res.feasible_count  # every point, not only the ranked ones
+    for c in res.candidates:
+        assert res.point_costs[(tuple(sorted(c.kwargs.items())), c.num_warps, c.num_stages)] == c.cost
+    # a feasible point outside the ranked five, and one the model rejects (shared memory)
+    outside = max(res.point_costs, key=res.point_costs.get)
+    kwargs, warps, stages = dict(outside[0]), outside[1], outside[2]
+    assert check_config(spec, kwargs, warps, stages, shapes, MM_DT, "h100") == []
+    assert (tuple(sorted({"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 256}.items())), 8, 6) not in res.point_costs
+
+
 def test_small_shapes_keep_dot_minimum():
     res = synthesize(matmul_spec(), {"M": 8, "N": 8, "K": 8}, MM_DT, "h100")
     for c in res.candidates:

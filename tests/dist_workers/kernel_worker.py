@@ -27,6 +27,7 @@ import triton.language as tl  # noqa: E402
 import tiletune  # noqa: E402
 from tiletune.errors import TuningError  # noqa: E402
 from tiletune.runtime.bench import VirtualClock, set_clock  # noqa: E402
+from tiletune.runtime.search import SearchPolicy  # noqa: E402
 from tiletune.runtime.tuning_log import read_tuning_log  # noqa: E402
 
 # Timing-driven steps are deterministic: measurements read a virtual clock that the hooks advance by
@@ -113,6 +114,8 @@ def make_kernel(step: dict, pg, probe: Probe):
         kw["do_bench"] = probe.do_bench
     if step.get("prune_by_rank"):
         kw["prune_configs_by"] = {"early_config_prune": lambda cs, nargs, **k: list(cs)[: 2 + RANK]}
+    if step.get("search"):  # a SearchPolicy's fields: the measured search's descent runs
+        kw["search"] = SearchPolicy(**{"name": "step", **step["search"]})
     return tiletune.autotune(configs=configs, key=["n_elements"], pre_hook=probe.pre_hook, target="h100",
                              top_k=step.get("top_k"), pg=pg if not step.get("no_pg") else None,
                              shard=step.get("shard", False), **kw)(add_kernel)
@@ -150,6 +153,7 @@ def run_step(step: dict, pg) -> dict:
             "correct": bool(torch.equal(out, x + y)),
             "launches": list(probe.launches),
             "benched": list(probe.benched),
+            "search": dict(kernel.search_facts),
         })
     logs = list(Path(os.environ["TILETUNE_CACHE_DIR"], "logs").glob("add_kernel-*.jsonl"))
     records = [rec for rec in (read_tuning_log(logs[0]) if logs else []) if rec.get("pid") == os.getpid()]

@@ -47,7 +47,10 @@ class SynthesisContext:
     """What one key's synthesis worked from: the search's feasibility check and first batch reuse it.
 
     ``costs`` maps ``config_str`` of each candidate to its modelled cost;
-    ``tiling`` names the parameters synthesis searched (the descent's moves).
+    ``tiling`` names the parameters synthesis searched (the descent's moves);
+    ``point_costs`` maps every feasible point, ``(sorted kwargs items,
+    num_warps, num_stages)`` as the candidates' configs carry them, to its
+    modelled cost (:meth:`cost`).
     """
 
     spec: Any
@@ -57,6 +60,22 @@ class SynthesisContext:
     target: Any
     tiling: List[str]
     costs: Dict[str, float] = field(default_factory=dict)
+    point_costs: Dict[tuple, float] = field(default_factory=dict, repr=False)
+    _tiling_costs: Optional[Dict[tuple, float]] = field(default=None, init=False, repr=False)
+
+    def cost(self, kwargs: Mapping[str, Any], num_warps: Optional[int], num_stages: Optional[int]) -> Optional[float]:
+        """The modelled cost of this config, or None (not a feasible point the model enumerated).
+
+        With ``num_warps``/``num_stages`` None (the interpreter's points), the
+        best cost of the tiling over them."""
+        items = tuple(sorted(kwargs.items()))
+        if num_warps is not None and num_stages is not None:
+            return self.point_costs.get((items, num_warps, num_stages))
+        if self._tiling_costs is None:
+            self._tiling_costs = {}
+            for (its, _, _), c in self.point_costs.items():
+                self._tiling_costs[its] = min(self._tiling_costs.get(its, c), c)
+        return self._tiling_costs.get(items)
 
     def domain(self, name: str, default: Any) -> list:
         """The values synthesis considers for ``name`` (``num_warps``, ``num_stages``), else ``default``."""
@@ -208,7 +227,12 @@ class CandidatesStage:
         report.note(f"synthesized {len(configs)} candidate(s) of {result.feasible_count} feasible for "
                     f"{target.name}, shapes {shapes}, dtypes {dict(dtypes)}")
         searched = [n for n in verdict.tuned if n not in drop]
-        self._synthesis = SynthesisContext(spec, dict(shapes), dict(dtypes), dict(fixed), target, searched, costs)
+        point_costs: Dict[tuple, float] = {}
+        for (items, warps, stages), cost in result.point_costs.items():
+            key = (tuple((k, v) for k, v in items if k not in drop), warps, stages)
+            point_costs[key] = min(point_costs.get(key, cost), cost)
+        self._synthesis = SynthesisContext(spec, dict(shapes), dict(dtypes), dict(fixed), target, searched, costs,
+                                           point_costs)
         if self.early_config_prune or self.perf_model:
             configs = self._prune_list(configs, kwargs)
         return configs

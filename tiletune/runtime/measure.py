@@ -540,10 +540,13 @@ class MeasureStage:
             got = trial.measure(idx, first=False)
             return [got.get(i, trial.timings.get(i)) for i in idx]
 
-        def stop_round(over: bool) -> bool:
+        def agree_round(k: int) -> int:  # every rank measures as many as the least of them affords
             if not _dd.is_active(pg):
-                return over
-            return any(_dd.all_gather_json(bool(over), pg))
+                return k
+            return min(int(x) for x in _dd.all_gather_json(int(k), pg))
+
+        def cost(p: Point) -> Optional[float]:
+            return ctx.cost(p.values(), p.num_warps, p.num_stages)
 
         known = {point(trial.configs[i]): trial.timings.get(i) for i in range(len(trial.configs))
                  if i in trial.timings or i in trial.failures}
@@ -554,7 +557,7 @@ class MeasureStage:
         descent = Descent(measure, feasible, policy, ctx.tiling, self.hints, launch_options=not interp,
                           warps=ctx.domain("num_warps", WARPS),
                           stages=ctx.domain("num_stages", range(MIN_STAGES, MAX_STAGES + 1)),
-                          clock=_bench.clock, started=t_start, stop_round=stop_round,
+                          clock=_bench.clock, started=t_start, agree_round=agree_round, cost=cost,
                           seconds=seconds, reserve_s=reserve,
                           compile_s=max(trial.compile_s or 0.0, trial.compile_latency_s or 0.0),
                           point_s=trial.retime_cost_s(1, 1))

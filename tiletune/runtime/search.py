@@ -388,9 +388,13 @@ class Descent:
     estimated cost fits: ``compile_s`` (one compile's latency; the round's
     compiles run in parallel) plus the measured seconds per point of the
     previous round times its points (``point_s`` before the first round: the
-    first batch's seconds per benchmark).
-    ``stop_round()`` (optional) may end the descent between rounds (a group
-    of ranks agreeing to stop together).
+    first batch's seconds per benchmark).  When the whole round does not fit
+    but some of its points do, those are measured (a partial last round) and
+    the descent stops.  ``cost(point)`` (optional, the model's cost, None
+    when unknown) orders a round's points, so a round cut short by the
+    budget or ``max_compiles`` measures the moves the model likes best.
+    ``agree_round(n) -> n`` (optional) agrees how many points a round
+    measures with a group of ranks (the least over them; -1 stops).
     """
 
     def __init__(self, measure: Callable[[List[Point]], Sequence[Optional[float]]],
@@ -398,8 +402,9 @@ class Descent:
                  hints: Optional[Mapping[str, Sequence[Any]]] = None, *, launch_options: bool = True,
                  warps: Sequence[int] = WARPS, stages: Sequence[int] = tuple(range(MIN_STAGES, MAX_STAGES + 1)),
                  clock: Callable[[], float] = time.perf_counter, started: Optional[float] = None,
-                 stop_round: Optional[Callable[[bool], bool]] = None, seconds: Optional[float] = None,
-                 reserve_s: float = 0.0, compile_s: float = 0.0, point_s: float = 0.0):
+                 agree_round: Optional[Callable[[int], int]] = None, seconds: Optional[float] = None,
+                 reserve_s: float = 0.0, compile_s: float = 0.0, point_s: float = 0.0,
+                 cost: Optional[Callable[["Point"], Optional[float]]] = None):
         self.measure = measure
         self.feasible = feasible
         self.policy = policy
@@ -409,7 +414,8 @@ class Descent:
         self.moves_kw = {"launch_options": launch_options, "warps": tuple(warps), "stages": tuple(stages)}
         self.clock = clock
         self.started = clock() if started is None else started
-        self.stop_round = stop_round
+        self.agree_round = agree_round
+        self.cost = cost
         self.seconds = policy.max_seconds if seconds is None else seconds
         self.reserve_s = max(0.0, reserve_s)
         self.compile_s = max(0.0, compile_s)
@@ -421,9 +427,30 @@ class Descent:
     def _round_cost(self, n: int) -> float:
         return self.compile_s + self.point_s * n if n else 0.0
 
-    def _over_budget(self, n_next: int = 0) -> bool:
+    def _fit(self, n: int) -> int:
+        """How many of a round's ``n`` points to measure: all when the round fits the budget, the first
+        few when only they fit (a partial last round), -1 when nothing more fits (stop)."""
         left = self.seconds - self.reserve_s - (self.clock() - self.started)
-        return self.measured >= self.policy.max_compiles or left <= self._round_cost(n_next)
+        room = self.policy.max_compiles - self.measured
+        if left <= 0 or room <= 0:
+            return -1
+        n = min(n, room)
+        if n == 0 or left > self._round_cost(n):
+            return n
+        few = int((left - self.compile_s) / self.point_s) if self.point_s > 0 else 0
+        return min(n - 1, few) if few >= 1 else -1
+
+    def _agreed_fit(self, n: int) -> int:
+        """:meth:`_fit`, agreed with the group (once a round: one exchange under a process group)."""
+        k = self._fit(n)
+        return k if self.agree_round is None else int(self.agree_round(k))
+
+    def _by_cost(self, points: List[Point]) -> List[Point]:
+        """``points`` in the model's cost order (unknown costs last; ties keep the move order)."""
+        if self.cost is None:
+            return points
+        costs = {q: self.cost(q) for q in points}
+        return sorted(points, key=lambda q: (costs[q] is None, costs[q] or 0.0))
 
     def _measure(self, batch: List[Point]) -> List[Optional[float]]:
         t0 = self.clock()
@@ -433,12 +460,6 @@ class Descent:
         for q, t in zip(batch, results):
             self.times[q] = t
         return results
-
-    def _should_stop(self, n_next: int = 0) -> bool:
-        over = self._over_budget(n_next)
-        if self.stop_round is not None:
-            return self.stop_round(over)
-        return over
 
     def run(self, measured: Mapping[Point, Optional[float]]) -> DescentResult:
         """Descend from the best of ``measured`` (the first batch's times) until no move gains or the
@@ -463,20 +484,23 @@ class Descent:
                         feasible.append(q)
                     else:
                         self.rejected.add(q)
-                room = self.policy.max_compiles - self.measured
-                batch = feasible[:max(0, room)]
-                if self._should_stop(len(batch)):  # once a round: one exchange under a process group
+                k = self._agreed_fit(len(feasible))
+                if k < 0:
                     return self._result(moves, "budget")
+                batch = self._by_cost(feasible)[:k]
                 if batch:
                     self._measure(batch)
-                if len(batch) < len(feasible):
-                    return self._result(moves, "budget")
                 best_t = self.times[centre]
                 cands = [(self.times[q], q.signature(), q) for q in around if self.times.get(q) is not None]
                 if not cands or best_t is None:
                     break
                 t, _, q = min(cands)
-                if t < best_t * (1.0 - self.policy.gain):
+                gains = t < best_t * (1.0 - self.policy.gain)
+                if len(batch) < len(feasible):  # a partial last round: keep what it found, then stop
+                    if gains:
+                        moves.append((centre, q, t))
+                    return self._result(moves, "budget")
+                if gains:
                     moves.append((centre, q, t))
                     centre, over = self._extend(centre, q, moves)
                     if over:
@@ -498,7 +522,7 @@ class Descent:
                 if not self.feasible(nxt):
                     self.rejected.add(nxt)
                     return cur, False
-                if self._should_stop(1):
+                if self._agreed_fit(1) < 1:
                     return cur, True
                 self._measure([nxt])
             t_cur, t_nxt = self.times[cur], self.times[nxt]

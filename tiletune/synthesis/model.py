@@ -125,7 +125,10 @@ class SynthesisResult:
     """Ranked candidates (best first) and what the search saw.
 
     ``feasible_count`` counts every feasible point found before ranking;
-    ``model_summary`` describes the variables and constraints in words.
+    ``model_summary`` describes the variables and constraints in words;
+    ``point_costs`` maps every feasible point, as ``(sorted kwargs items,
+    num_warps, num_stages)``, to its modelled cost (empty for very large
+    spaces): the measured search ranks the moves it cannot all afford by it.
     """
 
     kernel: str
@@ -133,6 +136,7 @@ class SynthesisResult:
     candidates: list[Candidate]
     feasible_count: int
     model_summary: list[str] = field(default_factory=list)
+    point_costs: dict[tuple, float] = field(default_factory=dict, repr=False)
 
     def configs(self) -> list:
         """The candidates as ``triton.Config`` objects, best first."""

@@ -54,9 +54,8 @@ def _config_dict(space: Space, point: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _make_candidate(model: Model, table: Table, costs: dict[str, np.ndarray], i: int) -> Candidate:
-    sp = model.space
-    point = table.point(i)
+def _point_parts(sp: Space, point: Mapping[str, Any]) -> tuple[dict[str, Any], Optional[int], Optional[int], dict[str, Any]]:
+    """A point as a config's parts: ``(kwargs, num_warps, num_stages, extra)``."""
     kwargs: dict[str, Any] = {}
     for p in sp.spec.tiling_params:
         if p.name in point:
@@ -73,6 +72,30 @@ def _make_candidate(model: Model, table: Table, costs: dict[str, np.ndarray], i:
         mb = point.get(MULTIBUFFER, sp.fixed.get(MULTIBUFFER))
         if mb is not None:
             extra[MULTIBUFFER] = bool(mb)
+    return kwargs, num_warps, num_stages, extra
+
+
+#: Feasible spaces up to this size keep every point's modelled cost (the descent ranks its moves by it).
+POINT_COSTS_MAX = 50_000
+
+
+def _point_costs(model: Model, table: Table, costs: dict[str, np.ndarray]) -> dict[tuple, float]:
+    """``{(sorted kwargs items, num_warps, num_stages): cost}`` for every point of ``table`` (empty past
+    :data:`POINT_COSTS_MAX` points)."""
+    if table.n > POINT_COSTS_MAX:
+        return {}
+    out: dict[tuple, float] = {}
+    for i in range(table.n):
+        kwargs, num_warps, num_stages, _ = _point_parts(model.space, table.point(i))
+        key = (tuple(sorted(kwargs.items())), num_warps, num_stages)
+        out[key] = min(out.get(key, np.inf), float(costs["cost"][i]))  # Ascend: the best multibuffer
+    return out
+
+
+def _make_candidate(model: Model, table: Table, costs: dict[str, np.ndarray], i: int) -> Candidate:
+    sp = model.space
+    point = table.point(i)
+    kwargs, num_warps, num_stages, extra = _point_parts(sp, point)
     env = {k: v for k, v in sp.env.items()}
     for v in sp.vars:
         if v.numeric:
@@ -170,6 +193,7 @@ def synthesize(
         candidates=candidates,
         feasible_count=table.n,
         model_summary=summary,
+        point_costs=_point_costs(model, table, costs),
     )
 
 
