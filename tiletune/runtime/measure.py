@@ -41,15 +41,17 @@ Config = triton.Config
 #: How many leading candidates are re-timed interleaved, and how many rounds
 #: (``TILETUNE_RETIME_ROUNDS`` overrides; one round under the interpreter).
 RETIME_TOP = 3
-RETIME_ROUNDS = 3
+RETIME_ROUNDS = 4
 
 #: Budgets (ms) of every measurement -- the first batch, the descent and the re-timing -- when the user
-#: set none (``warmup=``/``rep=``/``do_bench=``): a fifth of ``do_bench``'s, so a search of 20-30 configs
-#: costs what a 5-config list costs at full budgets.  Precision comes from repetition instead: the
-#: leading RETIME_TOP are re-timed in RETIME_ROUNDS interleaved rounds (A B C A B C ...), so a drift of
-#: the device's clocks moves all of them alike, and each keeps the median of its times.
-SCREEN_WARMUP_MS = 5.0
-SCREEN_REP_MS = 20.0
+#: set none (``warmup=``/``rep=``/``do_bench=``): a tenth of ``do_bench``'s.  A search is priced in hand
+#: lists (search.time_budget), so every millisecond of screening is one the descent cannot spend on
+#: moves; at 10 ms a 6 us kernel still gets ~100 timed runs (do_bench clears the L2 between runs).
+#: Precision comes from repetition instead: the leading RETIME_TOP are re-timed in RETIME_ROUNDS
+#: interleaved rounds (A B C A B C ...), so a drift of the device's clocks moves all of them alike, and
+#: each keeps the median of its times.
+SCREEN_WARMUP_MS = 2.5
+SCREEN_REP_MS = 10.0
 
 
 def _retime_rounds() -> int:
