@@ -660,3 +660,33 @@ def test_a_round_cut_by_the_compile_count_keeps_the_models_favourites():
     result = d.run({start: 2.0})
     assert result.stopped == "budget" and len(measured) == 3
     assert measured == sorted(neighbours(start, ["BM", "BN"]), key=model_cost)[:3]
+
+
+def test_the_first_round_measures_every_seeds_neighbourhood_together():
+    """Two seeds within noise of each other: A (1.0) is a local minimum, B (1.01) is one move from the
+    best point (0.5).  The budget holds one round: a descent from A alone would spend it around A."""
+    a, b, best = Point.of({"BM": 256, "BN": 16}, None, None), Point.of({"BM": 32, "BN": 256}, None, None), \
+        Point.of({"BM": 16, "BN": 256}, None, None)
+
+    def dist(p, q):
+        return sum(abs(math.log2(p.values()[k]) - math.log2(q.values()[k])) for k in ("BM", "BN"))
+
+    def time_of(p):
+        return min(1.0 + 0.25 * dist(p, a), 0.5 + 0.51 * dist(p, best))
+
+    now, rounds = [0.0], []
+
+    def measure(points):
+        now[0] += 0.5 + 0.1 * len(points)
+        rounds.append(list(points))
+        return [time_of(p) for p in points]
+
+    joint = {q for s in (a, b) for q in neighbours(s, ["BM", "BN"], launch_options=False)}
+    seconds = 0.5 + 0.1 * len(joint) + 0.05
+    d = Descent(measure, lambda p: True, SearchPolicy("t", 1, 1, seeds=2, max_compiles=10_000, max_seconds=1e9),
+                ["BM", "BN"], launch_options=False, clock=lambda: now[0], started=0.0, seconds=seconds,
+                compile_s=0.5, point_s=0.1)
+    result = d.run({a: time_of(a), b: time_of(b)})
+    assert time_of(a) < time_of(b)  # the first batch ranks the wrong basin first
+    assert set(rounds[0]) == joint  # one round, both neighbourhoods
+    assert result.times[best] == 0.5 and result.stopped == "budget"

@@ -16,7 +16,9 @@ fused epilogues, persistent kernels).  So the search measures, and moves:
    a tiling parameter scaled against ``num_stages`` (the same bytes in flight)
    -- is measured (memoised); the best neighbour becomes the new centre when
    it gains more than ``gain`` (1%); the descent stops when no move gains,
-   or when the budget is spent.
+   or when the budget is spent.  The seeds' first neighbourhoods are
+   measured in one round; a round the budget cannot hold whole measures the
+   moves that fit, in the cost model's order, and ends the descent.
 
 The budget (:func:`time_budget`) is priced in what the author's hand list
 would cost: ``hand_lists`` x a list of :data:`HAND_LIST_CONFIGS` configs,
@@ -463,12 +465,24 @@ class Descent:
 
     def run(self, measured: Mapping[Point, Optional[float]]) -> DescentResult:
         """Descend from the best of ``measured`` (the first batch's times) until no move gains or the
-        budget is spent; returns every time known (first batch included)."""
+        budget is spent; returns every time known (first batch included).
+
+        With several seeds, the first round measures every seed's
+        neighbourhood together (one compile latency for all of them), and the
+        descent goes on first from the seed whose neighbourhood holds the best
+        time: first-batch times within noise of each other no longer decide
+        alone which basin the budget is spent in."""
         self.times.update(measured)
         moves: List[Tuple[Point, Point, float]] = []
         ok = sorted((t, p.signature(), p) for p, t in self.times.items() if t is not None)
         seeds = diverse_seeds([p for _, _, p in ok], max(1, self.policy.seeds))
         stopped = "no seed" if not seeds else "converged"
+        if len(seeds) > 1:
+            whole = self._round(self._fresh(seeds))
+            if whole is not True:
+                moves.extend(m for m in map(self._best_move, seeds) if m is not None)
+                return self._result(moves, "budget")
+            seeds.sort(key=self._best_near)
         visited_centres: set = set()
         for seed in seeds:
             centre = seed
@@ -476,38 +490,59 @@ class Descent:
                 if centre in visited_centres:
                     break
                 visited_centres.add(centre)
-                around = neighbours(centre, self.tiling, self.hints, **self.moves_kw)
-                fresh = [q for q in around if q not in self.times and q not in self.rejected]
-                feasible = []
-                for q in fresh:
-                    if self.feasible(q):
-                        feasible.append(q)
-                    else:
-                        self.rejected.add(q)
-                k = self._agreed_fit(len(feasible))
-                if k < 0:
+                whole = self._round(self._fresh([centre]))
+                move = self._best_move(centre)
+                if whole is not True:  # out of budget, or a partial last round: keep what it found, then stop
+                    if move is not None:
+                        moves.append(move)
                     return self._result(moves, "budget")
-                batch = self._by_cost(feasible)[:k]
-                if batch:
-                    self._measure(batch)
-                best_t = self.times[centre]
-                cands = [(self.times[q], q.signature(), q) for q in around if self.times.get(q) is not None]
-                if not cands or best_t is None:
+                if move is None:
                     break
-                t, _, q = min(cands)
-                gains = t < best_t * (1.0 - self.policy.gain)
-                if len(batch) < len(feasible):  # a partial last round: keep what it found, then stop
-                    if gains:
-                        moves.append((centre, q, t))
+                moves.append(move)
+                centre, over = self._extend(centre, move[1], moves)
+                if over:
                     return self._result(moves, "budget")
-                if gains:
-                    moves.append((centre, q, t))
-                    centre, over = self._extend(centre, q, moves)
-                    if over:
-                        return self._result(moves, "budget")
-                    continue
-                break
         return self._result(moves, stopped)
+
+    def _fresh(self, centres: Sequence[Point]) -> List[Point]:
+        """The feasible neighbours of ``centres`` not measured yet, each once, in move order (the
+        model's rejects are remembered, never measured)."""
+        out: List[Point] = []
+        for centre in centres:
+            for q in neighbours(centre, self.tiling, self.hints, **self.moves_kw):
+                if q in self.times or q in self.rejected or q in out:
+                    continue
+                if self.feasible(q):
+                    out.append(q)
+                else:
+                    self.rejected.add(q)
+        return out
+
+    def _round(self, points: List[Point]) -> Optional[bool]:
+        """Measure ``points`` as far as the budget allows (the model's favourites first): True when
+        all were measured, False when only some (a partial round), None when none fit (stop)."""
+        k = self._agreed_fit(len(points))
+        if k < 0:
+            return None
+        if k:
+            self._measure(self._by_cost(points)[:k])
+        return k == len(points)
+
+    def _best_move(self, centre: Point) -> Optional[Tuple[Point, Point, float]]:
+        """``(centre, best neighbour, its time)`` when that neighbour gains more than ``gain``, else None."""
+        best_t = self.times.get(centre)
+        around = neighbours(centre, self.tiling, self.hints, **self.moves_kw)
+        cands = [(self.times[q], q.signature(), q) for q in around if self.times.get(q) is not None]
+        if not cands or best_t is None:
+            return None
+        t, _, q = min(cands)
+        return (centre, q, t) if t < best_t * (1.0 - self.policy.gain) else None
+
+    def _best_near(self, centre: Point) -> Tuple[float, str]:
+        """The best time measured at ``centre`` or one move from it (the order seeds are descended in)."""
+        around = [centre] + neighbours(centre, self.tiling, self.hints, **self.moves_kw)
+        known = [self.times[q] for q in around if self.times.get(q) is not None]
+        return (min(known) if known else float("inf"), centre.signature())
 
     def _extend(self, start: Point, end: Point, moves: List[Tuple[Point, Point, float]]) -> Tuple[Point, bool]:
         """Keep taking the move ``start -> end`` while it gains (one measurement a step): a long valley
