@@ -690,3 +690,23 @@ def test_the_first_round_measures_every_seeds_neighbourhood_together():
     assert time_of(a) < time_of(b)  # the first batch ranks the wrong basin first
     assert set(rounds[0]) == joint  # one round, both neighbourhoods
     assert result.times[best] == 0.5 and result.stopped == "budget"
+
+
+def test_a_round_larger_than_the_compile_workers_is_priced_in_waves_of_compiles():
+    """Two compiles side by side, 0.5 s each: a round of n points takes 0.5 x ceil(n / 2) + 0.1 n s.
+    With 1.5 s left, a round of 6 (2.1 s) does not fit, 4 (1.4 s) do: 4 are measured, within budget."""
+    now, rounds = [0.0], []
+
+    def measure(points):
+        now[0] += 0.5 * math.ceil(len(points) / 2) + 0.1 * len(points)
+        rounds.append(len(points))
+        return [1.0 for _ in points]
+
+    hint = {"G": [1, 2, 3, 4, 5, 6, 7]}  # six other values of a hint: six moves
+    start = Point.of({"BM": 64, "G": 1}, None, None)
+    d = Descent(measure, lambda p: True, SearchPolicy("t", 1, 1, seeds=1, max_compiles=10_000, max_seconds=1e9),
+                [], hint, launch_options=False, clock=lambda: now[0], started=0.0, seconds=1.5, compile_s=0.5,
+                point_s=0.1, compile_workers=2)
+    result = d.run({start: 2.0})
+    assert len(neighbours(start, [], hint, launch_options=False)) == 6
+    assert rounds == [4] and result.stopped == "budget" and now[0] <= 1.5

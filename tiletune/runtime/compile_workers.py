@@ -211,6 +211,7 @@ class CompileSession:
         self.workers = workers
         self.pool: Optional[ProcessPoolExecutor] = None
         self.broken = False
+        self.size = 0  # children in the pool once started (how many compiles run side by side)
 
     def submit(self, specs: Dict[Hashable, CompileSpec]) -> Dict[Hashable, Future]:
         """Start compiling ``specs`` in the children; a future per key the children can compile."""
@@ -219,6 +220,7 @@ class CompileSession:
         if self.pool is None:
             _KERNELS[self.id] = {id(s.fn): s.fn for s in specs.values()}
             n = self.workers or children_for(max(8, len(specs)))  # room for larger later batches
+            self.size = n
             self.pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork"),
                                             initializer=_child_start)
         known = _KERNELS[self.id]

@@ -220,6 +220,13 @@ class _Trial:
                         f"({len(jobs)} compiled in the background)")
         return result
 
+    def compile_workers(self) -> int:
+        """How many compiles run side by side: the search's compile children, else the compile threads."""
+        from .parallel_compile import max_workers
+
+        size = getattr(self.session, "size", 0)
+        return size if size else max_workers(64)
+
     def retime_cost_s(self, n: int, rounds: int) -> float:
         """Seconds that re-timing ``n`` candidates ``rounds`` times will take (median benchmark call)."""
         if not self.bench_s:
@@ -562,7 +569,7 @@ class MeasureStage:
                           clock=_bench.clock, started=t_start, agree_round=agree_round, cost=cost,
                           seconds=seconds, reserve_s=reserve,
                           compile_s=max(trial.compile_s or 0.0, trial.compile_latency_s or 0.0),
-                          point_s=trial.retime_cost_s(1, 1))
+                          point_s=trial.retime_cost_s(1, 1), compile_workers=trial.compile_workers())
         result = descent.run(known)
         for a, b, ms in result.moves:
             trial.problem.report.note(f"descent: [{config_str(config(a))}] -> [{config_str(config(b))}] ({ms:.4f} ms)")

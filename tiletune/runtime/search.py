@@ -387,9 +387,10 @@ class Descent:
     ``seconds`` is the time budget (default ``policy.max_seconds``; see
     :func:`time_budget`), of which ``reserve_s`` is kept for what follows the
     descent (re-timing the leaders).  A round is started only when its
-    estimated cost fits: ``compile_s`` (one compile's latency; the round's
-    compiles run in parallel) plus the measured seconds per point of the
-    previous round times its points (``point_s`` before the first round: the
+    estimated cost fits: ``compile_s`` (one compile's latency) for every
+    ``compile_workers`` of the round's points (that many compile side by
+    side) plus the measured seconds per point of the previous round times
+    its points (``point_s`` before the first round: the
     first batch's seconds per benchmark).  When the whole round does not fit
     but some of its points do, those are measured (a partial last round) and
     the descent stops.  ``cost(point)`` (optional, the model's cost, None
@@ -406,7 +407,7 @@ class Descent:
                  clock: Callable[[], float] = time.perf_counter, started: Optional[float] = None,
                  agree_round: Optional[Callable[[int], int]] = None, seconds: Optional[float] = None,
                  reserve_s: float = 0.0, compile_s: float = 0.0, point_s: float = 0.0,
-                 cost: Optional[Callable[["Point"], Optional[float]]] = None):
+                 cost: Optional[Callable[["Point"], Optional[float]]] = None, compile_workers: int = 0):
         self.measure = measure
         self.feasible = feasible
         self.policy = policy
@@ -421,13 +422,17 @@ class Descent:
         self.seconds = policy.max_seconds if seconds is None else seconds
         self.reserve_s = max(0.0, reserve_s)
         self.compile_s = max(0.0, compile_s)
-        self.point_s = max(0.0, point_s)  # seconds per point of the last round, beyond one compile's latency
+        self.point_s = max(0.0, point_s)  # seconds per point of the last round, beyond its compile latency
+        self.compile_workers = max(0, int(compile_workers))  # 0: every point of a round compiles at once
         self.times: Dict[Point, Optional[float]] = {}
         self.rejected: set = set()
         self.measured = 0
 
+    def _compile_waves(self, n: int) -> int:
+        return -(-n // self.compile_workers) if self.compile_workers else 1
+
     def _round_cost(self, n: int) -> float:
-        return self.compile_s + self.point_s * n if n else 0.0
+        return self.compile_s * self._compile_waves(n) + self.point_s * n if n else 0.0
 
     def _fit(self, n: int) -> int:
         """How many of a round's ``n`` points to measure: all when the round fits the budget, the first
@@ -439,8 +444,8 @@ class Descent:
         n = min(n, room)
         if n == 0 or left > self._round_cost(n):
             return n
-        few = int((left - self.compile_s) / self.point_s) if self.point_s > 0 else 0
-        return min(n - 1, few) if few >= 1 else -1
+        few = max((k for k in range(1, n) if left > self._round_cost(k)), default=0)
+        return few if few >= 1 else -1
 
     def _agreed_fit(self, n: int) -> int:
         """:meth:`_fit`, agreed with the group (once a round: one exchange under a process group)."""
@@ -457,7 +462,7 @@ class Descent:
     def _measure(self, batch: List[Point]) -> List[Optional[float]]:
         t0 = self.clock()
         results = list(self.measure(batch))
-        self.point_s = max(0.0, self.clock() - t0 - self.compile_s) / len(batch)
+        self.point_s = max(0.0, self.clock() - t0 - self.compile_s * self._compile_waves(len(batch))) / len(batch)
         self.measured += len(batch)
         for q, t in zip(batch, results):
             self.times[q] = t
