@@ -710,3 +710,21 @@ def test_a_round_larger_than_the_compile_workers_is_priced_in_waves_of_compiles(
     result = d.run({start: 2.0})
     assert len(neighbours(start, [], hint, launch_options=False)) == 6
     assert rounds == [4] and result.stopped == "budget" and now[0] <= 1.5
+
+
+def test_each_round_re_measures_the_compile_latency_the_next_one_is_priced_with():
+    """The first batch's compile latency (2 s: cold compile children) prices the first round; the round
+    itself shows 0.5 s, so later rounds are priced at that and the budget is spent, not left over."""
+    now, rounds = [0.0], []
+
+    def measure(points):
+        now[0] += 0.5 + 0.1 * len(points)
+        rounds.append(len(points))
+        return [bowl({"BM": 1, "BN": 4096})(p) for p in points]
+
+    start = Point.of({"BM": 256, "BN": 1}, 4, 3)
+    d = Descent(measure, lambda p: True, SearchPolicy("t", 1, 1, seeds=1, max_compiles=10_000, max_seconds=1e9),
+                ["BM", "BN"], clock=lambda: now[0], started=0.0, seconds=6.0, compile_s=2.0, point_s=0.1)
+    result = d.run({start: 1.0e9})
+    assert result.stopped == "budget" and now[0] <= 6.0
+    assert len(rounds) >= 4 and now[0] > 5.0  # at a 2 s latency, two rounds would have been all

@@ -389,11 +389,12 @@ class Descent:
     descent (re-timing the leaders).  A round is started only when its
     estimated cost fits: ``compile_s`` (one compile's latency) for every
     ``compile_workers`` of the round's points (that many compile side by
-    side) plus the measured seconds per point of the previous round times
-    its points (``point_s`` before the first round: the
-    first batch's seconds per benchmark).  When the whole round does not fit
-    but some of its points do, those are measured (a partial last round) and
-    the descent stops.  ``cost(point)`` (optional, the model's cost, None
+    side) plus ``point_s`` (the first batch's seconds per benchmark) a
+    point.  ``compile_s`` starts as the first batch's latency and is
+    re-measured by every round (what the round took beyond ``point_s`` a
+    point): the first batch's includes the children's cold start.  When the
+    whole round does not fit but some of its points do, those are measured
+    (a partial round), and the descent goes on while anything fits.  ``cost(point)`` (optional, the model's cost, None
     when unknown) orders a round's points, so a round cut short by the
     budget or ``max_compiles`` measures the moves the model likes best.
     ``agree_round(n) -> n`` (optional) agrees how many points a round
@@ -422,7 +423,7 @@ class Descent:
         self.seconds = policy.max_seconds if seconds is None else seconds
         self.reserve_s = max(0.0, reserve_s)
         self.compile_s = max(0.0, compile_s)
-        self.point_s = max(0.0, point_s)  # seconds per point of the last round, beyond its compile latency
+        self.point_s = max(0.0, point_s)  # seconds a point takes beyond its round's compile latency
         self.compile_workers = max(0, int(compile_workers))  # 0: every point of a round compiles at once
         self.times: Dict[Point, Optional[float]] = {}
         self.rejected: set = set()
@@ -462,7 +463,10 @@ class Descent:
     def _measure(self, batch: List[Point]) -> List[Optional[float]]:
         t0 = self.clock()
         results = list(self.measure(batch))
-        self.point_s = max(0.0, self.clock() - t0 - self.compile_s * self._compile_waves(len(batch))) / len(batch)
+        # the round's compile latency, measured: the first batch's (the estimate until now) includes the
+        # children's cold start, and later rounds compile faster
+        elapsed = self.clock() - t0
+        self.compile_s = max(0.0, elapsed - self.point_s * len(batch)) / self._compile_waves(len(batch))
         self.measured += len(batch)
         for q, t in zip(batch, results):
             self.times[q] = t
@@ -483,26 +487,24 @@ class Descent:
         seeds = diverse_seeds([p for _, _, p in ok], max(1, self.policy.seeds))
         stopped = "no seed" if not seeds else "converged"
         if len(seeds) > 1:
-            whole = self._round(self._fresh(seeds))
-            if whole is not True:
-                moves.extend(m for m in map(self._best_move, seeds) if m is not None)
+            if self._round(self._fresh(seeds)) is None:
                 return self._result(moves, "budget")
             seeds.sort(key=self._best_near)
-        visited_centres: set = set()
+        converged: set = set()
         for seed in seeds:
             centre = seed
-            while True:
-                if centre in visited_centres:
-                    break
-                visited_centres.add(centre)
+            while centre not in converged:
                 whole = self._round(self._fresh([centre]))
                 move = self._best_move(centre)
-                if whole is not True:  # out of budget, or a partial last round: keep what it found, then stop
+                if whole is None:  # nothing more fits the budget
                     if move is not None:
                         moves.append(move)
                     return self._result(moves, "budget")
                 if move is None:
-                    break
+                    if whole:
+                        converged.add(centre)
+                    continue  # a partial round found nothing yet: measure more of this neighbourhood
+                converged.add(centre)  # left for a better centre: not to be descended from again
                 moves.append(move)
                 centre, over = self._extend(centre, move[1], moves)
                 if over:
