@@ -203,7 +203,8 @@ class CompileSession:
     kernels of that batch) and serve every later batch of the search: a
     descent round then pays neither the forks nor a cold child's first
     compile again.  ``workers`` children at most (default: the cores but one,
-    at least 8 when there are enough).
+    up to 16 unless the first batch is larger: a descent round's neighbours,
+    12-24 points, then compile in one or two waves).
     """
 
     def __init__(self, workers: Optional[int] = None) -> None:
@@ -219,7 +220,7 @@ class CompileSession:
             return {}
         if self.pool is None:
             _KERNELS[self.id] = {id(s.fn): s.fn for s in specs.values()}
-            n = self.workers or children_for(max(8, len(specs)))  # room for larger later batches
+            n = self.workers or children_for(max(16, len(specs)))  # room for larger later batches
             self.size = n
             self.pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork"),
                                             initializer=_child_start)
