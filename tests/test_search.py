@@ -728,3 +728,27 @@ def test_each_round_re_measures_the_compile_latency_the_next_one_is_priced_with(
     result = d.run({start: 1.0e9})
     assert result.stopped == "budget" and now[0] <= 6.0
     assert len(rounds) >= 4 and now[0] > 5.0  # at a 2 s latency, two rounds would have been all
+
+
+def test_where_no_single_step_gains_the_descent_probes_two_steps_out():
+    """num_warps 1 -> 2 is worse, 1 -> 4 better (layer_norm 4096x1151 on the H100: 26.0, 26.6, 24.0 us):
+    a minimum for single steps only.  The second ring (x4, /4) finds 4 warps."""
+    by_warps = {1: 26.0, 2: 26.6, 4: 24.0, 8: 25.0, 16: 27.0, 32: 28.0}
+
+    def time_of(p):
+        return by_warps[p.num_warps] * (1.0 + abs(math.log2(p.values()["BS"] / 256)) * 0.1)
+
+    measured: list = []
+
+    def measure(points):
+        measured.extend(points)
+        return [time_of(p) for p in points]
+
+    start = Point.of({"BS": 256}, 1, 1)
+    d = Descent(measure, lambda p: True, SearchPolicy("t", 1, 1, seeds=1, max_compiles=100, max_seconds=1e9),
+                ["BS"], stages=(1,))
+    result = d.run({start: time_of(start)})
+    assert all(time_of(q) >= time_of(start) for q in neighbours(start, ["BS"], stages=(1,)))  # a single-step minimum
+    best = min((t, p.signature(), p) for p, t in result.times.items() if t is not None)[2]
+    assert best == Point.of({"BS": 256}, 4, 1) and result.stopped == "converged"
+    assert Point.of({"BS": 1024}, 1, 1) in measured  # the ring: BS x4 and /4 too
