@@ -107,7 +107,7 @@ from gpu_bench_lib import (  # noqa: E402
     _main_dtype, _threads, _wall_do_bench, config_dict, config_label, config_sig, describe_exc,
     exhaustive_rules, exhaustive_space, fresh_jit, log, shape_key,
 )
-from gpu_bench_lib import ODD_SHAPES, parse_args  # noqa: E402
+from gpu_bench_lib import ODD_SHAPES, parse_args, source_digest  # noqa: E402
 from gpu_bench_report import (  # noqa: E402
     _fmt, _public_exh, estimate_stock_first, list_spaces, merge, part_overhead, print_table, ratios, summarize,
     write_outputs,
@@ -187,7 +187,8 @@ class Bench:
             "torch": torch.__version__,
             "triton": triton.__version__,
             "tiletune": getattr(tiletune, "__version__", "?"),
-            "commit": commit,
+            "commit": commit,  # the checkout's HEAD, which a copied tree may not match: see source_digest
+            "source_digest": source_digest(ROOT),
             "budget_s": self.opts.budget_s,
             "settings": {
                 "screen": f"CUDA events, L2 flushed per call, 3 calls (stop if > {EARLY_STOP_FACTOR}x best), "

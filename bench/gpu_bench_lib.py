@@ -659,3 +659,28 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     if opts.overhead_launches is None:
         opts.overhead_launches = 20 if opts.dry_run else 2000
     return opts
+
+
+def source_digest(root: Path, rev: Optional[str] = None) -> str:
+    """SHA-256 (12 hex digits) of every ``tiletune/**/*.py`` file, path and content, in path order: what
+    ran, whatever the checkout's git metadata says.  With ``rev``, the same digest of that git revision
+    (``python bench/gpu_bench_lib.py REV`` prints it: which commit a results file ran)."""
+    import hashlib
+    import subprocess
+
+    h = hashlib.sha256()
+    if rev is None:
+        files = sorted(p.relative_to(root).as_posix() for p in (root / "tiletune").rglob("*.py"))
+        for rel in files:
+            h.update(rel.encode() + b"\0" + (root / rel).read_bytes() + b"\0")
+    else:
+        names = subprocess.run(["git", "ls-tree", "-r", "--name-only", rev, "tiletune"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.split()
+        for rel in sorted(n for n in names if n.endswith(".py")):
+            blob = subprocess.run(["git", "show", f"{rev}:{rel}"], cwd=root, capture_output=True, check=True).stdout
+            h.update(rel.encode() + b"\0" + blob + b"\0")
+    return h.hexdigest()[:12]
+
+
+if __name__ == "__main__":
+    print(source_digest(ROOT, sys.argv[1] if len(sys.argv) > 1 else None))
