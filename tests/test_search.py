@@ -752,3 +752,23 @@ def test_where_no_single_step_gains_the_descent_probes_two_steps_out():
     best = min((t, p.signature(), p) for p, t in result.times.items() if t is not None)[2]
     assert best == Point.of({"BS": 256}, 4, 1) and result.stopped == "converged"
     assert Point.of({"BS": 1024}, 1, 1) in measured  # the ring: BS x4 and /4 too
+
+
+def test_a_one_point_round_does_not_price_the_next_full_wave():
+    """A wave of compiles takes 0.5 s, one compile alone 0.2 s: after a one-point round the next round is
+    still priced at 0.5 s a wave, so no round runs past the budget."""
+    now, rounds = [0.0], []
+
+    def measure(points):
+        now[0] += (0.2 if len(points) == 1 else 0.5) + 0.1 * len(points)
+        rounds.append(len(points))
+        return [bowl({"BM": 1, "BN": 4096})(p) for p in points]
+
+    start = Point.of({"BM": 256, "BN": 1}, 4, 3)
+    for seconds in (3.0, 3.5, 4.0, 4.5, 5.0):
+        now[0] = 0.0
+        rounds.clear()
+        d = Descent(measure, lambda p: True, SearchPolicy("t", 1, 1, seeds=1, max_compiles=10_000, max_seconds=1e9),
+                    ["BM", "BN"], clock=lambda: now[0], started=0.0, seconds=seconds, compile_s=0.5, point_s=0.1)
+        d.run({start: 1.0e9})
+        assert 1 in rounds and now[0] <= seconds, (seconds, rounds, now[0])

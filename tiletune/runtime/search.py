@@ -413,13 +413,15 @@ class Descent:
     estimated cost fits: ``compile_s`` (one compile's latency) for every
     ``compile_workers`` of the round's points (that many compile side by
     side) plus ``point_s`` (the first batch's seconds per benchmark) a
-    point.  ``compile_s`` starts as the first batch's latency and is
-    re-measured by every round (what the round took beyond ``point_s`` a
-    point): the first batch's includes the children's cold start.  When the
+    point.  ``compile_s`` starts as the first batch's latency (which
+    includes the children's cold start); from the first round on it is the
+    slowest wave a round has shown (what the round took beyond ``point_s`` a
+    point, per wave).  When the
     whole round does not fit but some of its points do, those are measured
-    (a partial round), and the descent goes on while anything fits.  ``cost(point)`` (optional, the model's cost, None
-    when unknown) orders a round's points, so a round cut short by the
-    budget or ``max_compiles`` measures the moves the model likes best.
+    (a partial round), and the descent goes on while anything fits.
+    ``cost(point)`` (optional, the model's cost, None when unknown) orders
+    a round's points, so a round cut short by the budget or
+    ``max_compiles`` measures the moves the model likes best.
     ``agree_round(n) -> n`` (optional) agrees how many points a round
     measures with a group of ranks (the least over them; -1 stops).
     """
@@ -446,6 +448,7 @@ class Descent:
         self.seconds = policy.max_seconds if seconds is None else seconds
         self.reserve_s = max(0.0, reserve_s)
         self.compile_s = max(0.0, compile_s)
+        self._waves_seen = 0  # descent rounds measured (until the first, compile_s is the first batch's)
         self.point_s = max(0.0, point_s)  # seconds a point takes beyond its round's compile latency
         self.compile_workers = max(0, int(compile_workers))  # 0: every point of a round compiles at once
         self.times: Dict[Point, Optional[float]] = {}
@@ -489,7 +492,11 @@ class Descent:
         # the round's compile latency, measured: the first batch's (the estimate until now) includes the
         # children's cold start, and later rounds compile faster
         elapsed = self.clock() - t0
-        self.compile_s = max(0.0, elapsed - self.point_s * len(batch)) / self._compile_waves(len(batch))
+        seen = max(0.0, elapsed - self.point_s * len(batch)) / self._compile_waves(len(batch))
+        # the slowest wave of the descent so far: a round of one point compiles alone, faster than a
+        # full wave whose compiles share the cores, and must not price the next full round
+        self.compile_s = seen if self._waves_seen == 0 else max(self.compile_s, seen)
+        self._waves_seen += 1
         self.measured += len(batch)
         for q, t in zip(batch, results):
             self.times[q] = t
