@@ -165,6 +165,31 @@ def test_leading_candidates_are_retimed_interleaved(monkeypatch, capsys):
     assert out.count("re-timed") == 3
 
 
+def test_candidates_the_screening_cannot_separate_from_the_best_are_retimed_too(monkeypatch):
+    """Six configs screened at 1.00, 1.02, 1.03, 1.05, 1.07 and 1.30: the leading three are re-timed, and
+    the 4th and 5th (within 8% of the best); the 6th is not.  In the re-timing the 5th is fastest: it wins."""
+    blocks = [2, 4, 8, 16, 32, 64]
+    screen = dict(zip(blocks, [1.00, 1.02, 1.03, 1.05, 1.07, 1.30]))
+    seen, current = [], {}
+
+    def fake_wall(fn, *, warmup=None, rep=None):
+        fn()
+        b = current["block"]
+        seen.append(b)
+        return screen[b] if seen.count(b) == 1 else (0.9 if b == 32 else screen[b])
+
+    def pre(nargs, reset_only=False):
+        if not reset_only:
+            current["block"] = nargs["BLOCK"]
+
+    monkeypatch.setitem(bench.METHODS, "wall", fake_wall)
+    configs = [triton.Config({"BLOCK": b}) for b in blocks]
+    tuned = tiletune.autotune(configs=configs, key=["n"], pre_hook=pre)(_copy)
+    _launch(tuned)
+    assert seen == blocks + [2, 4, 8, 16, 32]  # one interleaved round under the interpreter
+    assert tuned.best_config.kwargs == {"BLOCK": 32}
+
+
 def test_retime_rounds_from_the_environment(monkeypatch):
     seen = []
     current = {}

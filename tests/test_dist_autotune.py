@@ -196,13 +196,17 @@ def test_version_change_retunes_or_refuses_on_every_rank(tmp_path):
 
 def test_descent_ranks_with_different_budgets_measure_the_same_partial_round(tmp_path):
     """The measured search's descent under a group: rank 1 (slow launches on the virtual clock) can afford
-    one point of the first round, rank 0 both; every rank measures the one point, and all agree."""
+    one point of the first round, rank 0 both; every rank measures the one point, and all agree.
+
+    Budget 0.23 s; a launch takes 10 ms on rank 0, 30 ms on rank 1; the re-timing reserve is 5 launches.
+    After the first batch (one launch) rank 0 has 0.23 - 0.05 - 0.01 = 0.17 s (two points: 0.02 s),
+    rank 1 0.23 - 0.15 - 0.03 = 0.05 s (one point: 0.03 s; two: 0.06 s)."""
     blocks = [2 ** i for i in range(17)]
     bench = {"all": {str(b): 1.0 + abs(math.log2(b) - 9) for b in blocks}}  # 512 is fastest
     sleeps = {"0": {str(b): 10 for b in blocks}, "1": {str(b): 30 for b in blocks}}
     opts = {
         "configs": "synth", "top_k": 1, "n": 4096, "bench_ms": bench, "sleep_ms": sleeps,
-        "search": {"first_min": 1, "first_max": 1, "seeds": 1, "max_compiles": 100, "max_seconds": 0.17},
+        "search": {"first_min": 1, "first_max": 1, "seeds": 1, "max_compiles": 100, "max_seconds": 0.23},
         "steps": [{"cache_dir": str(tmp_path / "a")}],
     }
     (ranks,) = run(tmp_path, opts)
