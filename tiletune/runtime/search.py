@@ -18,8 +18,9 @@ fused epilogues, persistent kernels).  So the search measures, and moves:
    it gains more than ``gain`` (1%); the descent stops when no move gains,
    or when the budget is spent.  Where no move gains, the second ring
    (:func:`second_ring`: x4 and /4) is probed before the centre counts as
-   converged.  The seeds' first neighbourhoods are measured in one round; a round the budget cannot hold whole measures the
-   moves that fit, in the cost model's order, and ends the descent.
+   converged.  The seeds' first neighbourhoods are measured in one round;
+   a round the budget cannot hold whole measures the moves that fit, in the
+   cost model's order, and the descent goes on while any move fits.
 
 The budget (:func:`time_budget`) is priced in what the author's hand list
 would cost: ``hand_lists`` x a list of :data:`HAND_LIST_CONFIGS` configs,
@@ -416,9 +417,9 @@ class Descent:
     point.  ``compile_s`` starts as the first batch's latency (which
     includes the children's cold start); from the first round on it is the
     slowest wave a round has shown (what the round took beyond ``point_s`` a
-    point, per wave).  When the
-    whole round does not fit but some of its points do, those are measured
-    (a partial round), and the descent goes on while anything fits.
+    point, per wave).  When the whole round does not fit but some of its
+    points do, those are measured (a partial round), and the descent goes
+    on while anything fits.
     ``cost(point)`` (optional, the model's cost, None when unknown) orders
     a round's points, so a round cut short by the budget or
     ``max_compiles`` measures the moves the model likes best.
@@ -463,7 +464,7 @@ class Descent:
 
     def _fit(self, n: int) -> int:
         """How many of a round's ``n`` points to measure: all when the round fits the budget, the first
-        few when only they fit (a partial last round), -1 when nothing more fits (stop)."""
+        few when only they fit (a partial round), -1 when nothing more fits (stop)."""
         left = self.seconds - self.reserve_s - (self.clock() - self.started)
         room = self.policy.max_compiles - self.measured
         if left <= 0 or room <= 0:
