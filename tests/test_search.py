@@ -207,6 +207,7 @@ def test_autotune_descent_finds_a_winner_far_from_the_models_pick(monkeypatch):
     first = inj.timed[0]
     assert first != (2, 256)  # the model's pick is elsewhere ...
     assert (tuned.best_config.kwargs["BLOCK_M"], tuned.best_config.kwargs["BLOCK_N"]) == (2, 256)  # ... found
+    assert tuned._synthesis.point_costs  # every feasible point's cost, the order of the descent's moves
 
 
 def test_autotune_descent_respects_the_compile_budget(monkeypatch):

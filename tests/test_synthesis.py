@@ -195,7 +195,7 @@ def test_matmul_candidates_fit_h100():
 def test_every_feasible_point_keeps_its_cost_for_the_descent():
     spec = matmul_spec()
     shapes = {"M": 300, "N": 1000, "K": 700}
-    res = synthesize(spec, shapes, MM_DT, "h100", top_k=5)
+    res = synthesize(spec, shapes, MM_DT, "h100", top_k=5, point_costs=True)
     assert len(res.point_costs) == res.feasible_count  # every point, not only the ranked ones
     for c in res.candidates:
         assert res.point_costs[(tuple(sorted(c.kwargs.items())), c.num_warps, c.num_stages)] == c.cost

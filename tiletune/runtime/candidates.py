@@ -194,7 +194,7 @@ class CandidatesStage:
             opts["prune"] = unknown_guards(spec, target, verdict.tuned, fixed) or None
             opts["top_k"] = max(opts["top_k"], resolve_search(self.search, INCOMPLETE_BREADTH).synth_top_k,
                                 2 * opts["top_k"])
-        result = synthesize(spec, shapes, dict(dtypes), target, **opts)
+        result = synthesize(spec, shapes, dict(dtypes), target, point_costs=True, **opts)
         drop = set(launch_const) | set(self._heuristics)
         configs: List[Config] = []
         costs: Dict[str, float] = {}

@@ -127,8 +127,9 @@ class SynthesisResult:
     ``feasible_count`` counts every feasible point found before ranking;
     ``model_summary`` describes the variables and constraints in words;
     ``point_costs`` maps every feasible point, as ``(sorted kwargs items,
-    num_warps, num_stages)``, to its modelled cost (empty for very large
-    spaces): the measured search ranks the moves it cannot all afford by it.
+    num_warps, num_stages)``, to its modelled cost when asked for
+    (``synthesize(point_costs=True)``; empty for very large spaces): the
+    measured search ranks the moves it cannot all afford by it.
     """
 
     kernel: str

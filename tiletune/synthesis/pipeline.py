@@ -132,6 +132,7 @@ def synthesize(
     prune: Optional[Sequence[Callable[[dict], bool]]] = None,
     fixed: Optional[Mapping[str, int]] = None,
     top_k: int = 16,
+    point_costs: bool = False,
 ) -> SynthesisResult:
     """Ranked tilings of ``spec`` that fit ``target`` at these sizes and dtypes.
 
@@ -144,7 +145,9 @@ def synthesize(
     variable's domain).  ``prune`` predicates get each feasible point's config
     dict and return True to drop it.  ``fixed`` values are not searched (fixed
     at launch or by default) but enter every constraint; they are not put in
-    the candidates' kwargs.
+    the candidates' kwargs.  ``point_costs=True`` also returns every
+    feasible point's modelled cost (``SynthesisResult.point_costs``; the
+    measured search ranks its moves by it).
 
     Raises :class:`SynthesisError` for missing shapes or dtypes (naming
     them), :class:`InfeasibleError` with an explanation when nothing fits.
@@ -193,7 +196,7 @@ def synthesize(
         candidates=candidates,
         feasible_count=table.n,
         model_summary=summary,
-        point_costs=_point_costs(model, table, costs),
+        point_costs=_point_costs(model, table, costs) if point_costs else {},
     )
 
 
