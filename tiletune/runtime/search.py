@@ -248,6 +248,26 @@ class Point:
         return Point.of(kw, self.num_warps, self.num_stages)
 
 
+def _counts(point: Point, tiling: Sequence[str]) -> List[Tuple[str, int]]:
+    """The tiling parameters of ``point`` that hold a count (moves scale them; others are left alone)."""
+    values = point.values()
+    return [(name, values[name]) for name in tiling
+            if isinstance(values.get(name), int) and not isinstance(values.get(name), bool)]
+
+
+def _scaled(point: Point, counts: Sequence[Tuple[str, int]], factor: int) -> List[Point]:
+    """Each count of ``counts`` times and over ``factor`` (integers >= 1), one at a time."""
+    return [point.with_value(name, w) for name, v in counts for w in (v * factor, v // factor) if w >= 1 and w != v]
+
+
+def _warps_scaled(point: Point, factor: int, warps: Sequence[int]) -> List[Point]:
+    """``point`` with num_warps times and over ``factor`` (within ``warps``)."""
+    if point.num_warps is None:
+        return []
+    return [Point(point.kwargs, w, point.num_stages) for w in (point.num_warps * factor, point.num_warps // factor)
+            if w in warps]
+
+
 def neighbours(point: Point, tiling: Sequence[str], hints: Optional[Mapping[str, Sequence[Any]]] = None,
                *, launch_options: bool = True, warps: Sequence[int] = WARPS,
                stages: Sequence[int] = tuple(range(MIN_STAGES, MAX_STAGES + 1))) -> List[Point]:
@@ -270,15 +290,9 @@ def neighbours(point: Point, tiling: Sequence[str], hints: Optional[Mapping[str,
     ``launch_options=False`` leaves num_warps/num_stages alone (under the
     interpreter they change nothing).  The order is deterministic.
     """
-    out: List[Point] = []
     values = point.values()
-    # the tiling parameters that hold a count (moves scale them); others are left alone
-    counts = [(name, values[name]) for name in tiling
-              if isinstance(values.get(name), int) and not isinstance(values.get(name), bool)]
-    for name, v in counts:
-        for w in (v * 2, v // 2):
-            if w >= 1 and w != v:
-                out.append(point.with_value(name, w))
+    counts = _counts(point, tiling)
+    out: List[Point] = _scaled(point, counts, 2)
     for name, options in (hints or {}).items():
         if name not in values:
             continue
@@ -286,10 +300,7 @@ def neighbours(point: Point, tiling: Sequence[str], hints: Optional[Mapping[str,
             if w != values[name]:
                 out.append(point.with_value(name, w))
     if launch_options:
-        if point.num_warps is not None:
-            for w in (point.num_warps * 2, point.num_warps // 2):
-                if w in warps:
-                    out.append(Point(point.kwargs, w, point.num_stages))
+        out.extend(_warps_scaled(point, 2, warps))
         if point.num_stages is not None:
             for s in (point.num_stages + 1, point.num_stages - 1):
                 if s in stages:
@@ -324,16 +335,7 @@ def second_ring(point: Point, tiling: Sequence[str], *, launch_options: bool = T
     4096x1151 timed 26.0 us at 1 warp, 26.6 at 2 and 24.0 at 4) is a
     minimum only for single steps.
     """
-    out: List[Point] = []
-    values = point.values()
-    for name in tiling:
-        v = values.get(name)
-        if isinstance(v, int) and not isinstance(v, bool):
-            out.extend(point.with_value(name, w) for w in (v * 4, v // 4) if w >= 1)
-    if launch_options and point.num_warps is not None:
-        out.extend(Point(point.kwargs, w, point.num_stages) for w in (point.num_warps * 4, point.num_warps // 4)
-                   if w in warps)
-    return out
+    return _scaled(point, _counts(point, tiling), 4) + (_warps_scaled(point, 4, warps) if launch_options else [])
 
 
 def repeat_move(a: Point, b: Point, *, launch_options: bool = True, warps: Sequence[int] = WARPS,
