@@ -609,6 +609,8 @@ class Bench:
             rec["exhaustive"]["first_tune"] = first
             rec["exhaustive"]["retimed"] = {config_label(c): ms_of(c) for c in groups["exhaustive"]}
             known = best_known(tim, {config_sig(c): (g, c) for g, cfgs in groups.items() for c in cfgs})
+            rec["samples_ms"] = {config_label(c): (tim.get(config_sig(c)) or {}).get("samples_ms")
+                                 for cfgs in groups.values() for c in cfgs}  # every round, in order
             if known is not None:
                 rec["exhaustive"].update(known)
             ok_b, why_b = prob.validate_baseline()

@@ -288,6 +288,11 @@ def render_markdown(results: dict) -> str:
             if t.get("tiletune_pick_invalid"):
                 lines.append("- tiletune failed, or picked a config that failed validation: "
                              + ", ".join(t["tiletune_pick_invalid"]))
+            unstable = [f"{r['fixture']} {shape_key(r['shape'])}" for r in rows
+                        if ((r.get("exhaustive") or {}).get("unstable"))]
+            if unstable:
+                lines.append("- reference timed unstably (its choosing and reporting rounds differ by more than "
+                             "25%; the median of all its rounds is used): " + ", ".join(unstable))
             if t.get("exhaustive_incomplete"):
                 lines.append(f"- exhaustive search stopped early (budget) for: {', '.join(t['exhaustive_incomplete'])}")
         lines += ["", "### Picks and exhaustive spaces", "", f"Exhaustive grids: {results.get('exhaustive_rules', '')}", ""]

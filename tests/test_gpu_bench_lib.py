@@ -1,0 +1,37 @@
+"""bench/gpu_bench_lib.py's reference of a pair (the best known config), on hand-made round timings."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+import triton
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("_gpu_bench_lib", ROOT / "bench" / "gpu_bench_lib.py")
+lib = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = lib
+_spec.loader.exec_module(lib)
+
+
+def _cfg(block):
+    return triton.Config({"BLOCK": block}, num_warps=4, num_stages=2)
+
+
+def test_the_reference_is_chosen_on_some_rounds_and_timed_on_the_others():
+    a, b = _cfg(64), _cfg(128)
+    timings = {"a": {"samples_ms": [1.00, 1.10, 1.00, 1.10]}, "b": {"samples_ms": [1.05, 1.05, 1.05, 1.05]}}
+    got = lib.best_known(timings, {"a": ("exhaustive", a), "b": ("tiletune", b)})
+    assert got["best"] == lib.config_label(a)  # chosen on the even rounds (1.00 < 1.05)
+    assert got["ms"] == pytest.approx(1.10)  # timed on the odd ones, not the 1.00 that chose it
+    assert got["split"] and not got["unstable"]
+
+
+def test_a_disturbed_round_of_the_chosen_config_is_not_reported_as_its_time():
+    """Two of three reporting rounds five times slower than the choosing rounds: a disturbance, not the
+    config's time; the median of all rounds stands and the pair is flagged."""
+    a, b = _cfg(64), _cfg(128)
+    timings = {"a": {"samples_ms": [6.5, 33.0, 6.6, 6.7, 6.4, 33.0]}, "b": {"samples_ms": [6.9] * 6}}
+    got = lib.best_known(timings, {"a": ("exhaustive", a), "b": ("tiletune", b)})
+    assert got["best"] == lib.config_label(a) and got["unstable"]
+    assert got["ms"] == pytest.approx(6.65)
