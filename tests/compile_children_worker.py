@@ -49,16 +49,18 @@ def main() -> None:
     with CompileSession(workers=2) as session:
         with ProcessCompiles({"b256w4": spec(256, 4)}, session):
             pids = set(p.pid for p in session.pool._processes.values())
-        from tiletune.runtime.compile_workers import _frozen_in_child
+        from tiletune.runtime.compile_workers import _frozen_in_child, _warmed_in_child
 
         frozen = session.pool.submit(_frozen_in_child).result()
+        warmed = session.pool.submit(_warmed_in_child).result()
         with ProcessCompiles({"b512w2": spec(512, 2)}, session) as second:
             got["b512w2"] = second.wait("b512w2")
             same_children = set(p.pid for p in session.pool._processes.values()) == pids
     specs["b512w2"] = spec(512, 2)
     before = set(os.listdir(cache))
     out = {"children": {k: (None if v is None else {"cpu_s": v[0], "hash": v[1]}) for k, v in got.items()},
-           "second_batch_same_children": same_children, "child_frozen_objects": frozen, "contention": contention}
+           "second_batch_same_children": same_children, "child_frozen_objects": frozen, "contention": contention,
+           "child_warmed": {k: v is not None for k, v in warmed.items()}}
     for k, s in specs.items():
         try:
             kernel = s.compile()

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from triton.backends.compiler import GPUTarget
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,6 +37,21 @@ def test_a_sessions_children_compile_its_later_batches(compiled):
     assert compiled["child_frozen_objects"] > 1000  # the parent's heap is out of the child's collector's reach
     child = compiled["children"]["b512w2"]
     assert child is not None and compiled["b512w2"]["hash"] == child["hash"]
+
+
+def test_children_are_forked_from_a_process_whose_compiler_is_warm(compiled):
+    """Before the first fork the parent compiled a one-line kernel for the target: children inherit a compiler
+    past its once-per-process set-up instead of each paying it in their first compile."""
+    assert compiled["child_warmed"] == {repr(GPUTarget("cuda", 90, 32)): True}
+
+
+def test_the_warm_up_compiles_once_per_process_and_target():
+    from tiletune.runtime.compile_workers import warm_compiler
+
+    target = GPUTarget("cuda", 80, 32)
+    first = warm_compiler(target)
+    assert first is not None and first > 0
+    assert warm_compiler(target) is None
 
 
 def test_two_jobs_of_one_compile_share_the_child(compiled):

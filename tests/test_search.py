@@ -529,6 +529,16 @@ def test_time_budget_is_priced_in_hand_lists_of_this_kernels_compile_time():
     assert time_budget(SEARCH_MODES["exhaustive"], 0.2) == math.inf
 
 
+def test_once_per_process_set_up_is_added_to_the_hand_lists_it_is_priced_in():
+    """A first tune in a fresh process spends seconds on the driver and the compiler's warm-up; a hand list
+    tuned first would pay them too, so they widen the budget (within max_seconds)."""
+    from tiletune.runtime.search import HAND_LIST_CONFIGS, STOCK_BENCH_S, time_budget
+
+    default = SEARCH_MODES["default"]
+    assert time_budget(default, 0.2, 0.9) == pytest.approx(HAND_LIST_CONFIGS * (0.2 + STOCK_BENCH_S) + 0.9)
+    assert time_budget(default, 1.0, 5.0) == default.max_seconds
+
+
 def test_a_round_that_would_overrun_the_budget_is_not_started():
     """Each point costs 0.1 s on the clock plus 0.5 s of compile latency per round; 3 s budget, 0.5 s reserve."""
     now = [0.0]

@@ -183,7 +183,8 @@ class CompileQueue:
         self._lock = threading.Lock()
         self._running = 0  # compile work running in this process now (on a pool thread)
         self._started = 0  # ... and how many times it started
-        self.stage_s: Dict[str, float] = {}  # wall seconds: capturing specs, starting the child processes
+        # wall seconds: capturing specs, warming this process' compiler (once a process), starting the children
+        self.stage_s: Dict[str, float] = {}
         self.children: Any = None  # the ProcessCompiles of this queue, if any
 
     def in_process(self, step: int) -> None:
@@ -282,9 +283,11 @@ def compiling(jobs: Dict[Hashable, Callable[[], Any]], *, parallel: Optional[boo
     t0 = time.perf_counter()
     specs = capture_specs(jobs) if processes_enabled() else {}
     t1 = time.perf_counter()
+    warmed_before = session.warm_s if session is not None else 0.0
     with ProcessCompiles(specs, session, workers=children_for(len(jobs))) as children, \
             _TimedPool(queue, max_workers=max_workers(len(jobs)), thread_name_prefix="tiletune-compile") as pool:
-        queue.stage_s.update(capture=t1 - t0, start_children=time.perf_counter() - t1)
+        warm = children.session.warm_s - warmed_before
+        queue.stage_s.update(capture=t1 - t0, warm_compiler=warm, start_children=time.perf_counter() - t1 - warm)
         queue.children = children
         with AsyncCompileMode(pool, ignore_errors=True):
             for k, job in jobs.items():

@@ -147,18 +147,21 @@ def resolve_search(search: Any = None, breadth: float = 1.0) -> SearchPolicy:
     return policy
 
 
-def time_budget(policy: SearchPolicy, compile_s: Optional[float]) -> float:
+def time_budget(policy: SearchPolicy, compile_s: Optional[float], setup_s: float = 0.0) -> float:
     """Seconds the whole search may take: ``max_seconds``, and at most ``hand_lists`` hand lists.
 
     A hand list costs :data:`HAND_LIST_CONFIGS` x (``compile_s`` +
     :data:`STOCK_BENCH_S`), ``compile_s`` being the seconds one config of
     this kernel took to compile (measured); unknown (nothing compiled: the
     binaries were cached, or the interpreter) leaves ``max_seconds``.
+    ``setup_s`` is what this search spent on once-per-process set-up (the
+    driver, the kernel's first binding, the compiler's warm-up): a hand list
+    tuned first in the process pays it too, so it is added to the hand lists.
     """
     if policy.hand_lists is None or compile_s is None:
         return policy.max_seconds
     hand = HAND_LIST_CONFIGS * (max(0.0, compile_s) + STOCK_BENCH_S)
-    return min(policy.max_seconds, policy.hand_lists * hand)
+    return min(policy.max_seconds, policy.hand_lists * hand + max(0.0, setup_s))
 
 
 def _interpreting() -> bool:
