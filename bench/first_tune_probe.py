@@ -79,7 +79,10 @@ def report(fixture: str, shape: str, rows: list) -> None:
         print(f"{fixture} {shape} [{r['run']}]: first tune {r['first_tune_s']:.2f}s, budget "
               f"{s.get('time_budget_s', 0):.2f}s, compile_s {s.get('compile_s') or 0:.3f}, latency "
               f"{s.get('compile_latency_s') or 0:.3f}, start children {ci.get('start_children_s', 0):.3f}, "
-              f"capture {ci.get('capture_s', 0):.3f}, first batch {s.get('first_batch')} in "
+              f"capture {ci.get('capture_s', 0):.3f}, warm {ci.get('warm_compiler_s', 0):.3f}, children: wall "
+              f"{ci.get('children_wall_s', 0):.3f} dispatch {ci.get('children_dispatch_s', 0):.3f} compile "
+              f"{ci.get('children_compile_s', 0):.3f} return {ci.get('children_return_s', 0):.3f} (summed over "
+              f"batches), first batch {s.get('first_batch')} in "
               f"{s.get('seconds', {}).get('first_batch', 0):.2f}s, descent {s.get('descent_measured')} in "
               f"{s.get('seconds', {}).get('descent', 0):.2f}s ({s.get('descent_stopped')})")
 

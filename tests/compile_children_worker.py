@@ -43,6 +43,7 @@ def main() -> None:
         queue.children = children
         got = {k: children.wait(k) for k in specs}
     after_batch = queue.mark()
+    spans = children.spans_s()
     contention = {"during_batch": queue.contended_since(before_batch), "after_batch": queue.contended_since(after_batch),
                   "busy_after": children.busy()}
     # one session's children serve a second batch (a descent round): they were forked for the first
@@ -60,6 +61,7 @@ def main() -> None:
     before = set(os.listdir(cache))
     out = {"children": {k: (None if v is None else {"cpu_s": v[0], "hash": v[1]}) for k, v in got.items()},
            "second_batch_same_children": same_children, "child_frozen_objects": frozen, "contention": contention,
+           "spans": spans,
            "child_warmed": {k: v is not None for k, v in warmed.items()}}
     for k, s in specs.items():
         try:

@@ -54,6 +54,12 @@ def test_the_warm_up_compiles_once_per_process_and_target():
     assert warm_compiler(target) is None
 
 
+def test_a_batch_says_where_its_child_compiles_spent_their_wall_time(compiled):
+    spans = compiled["spans"]
+    assert {"dispatch", "compile"} <= set(spans) <= {"dispatch", "compile", "return"}
+    assert spans["compile"] > 0 and spans["dispatch"] >= 0 and spans.get("return", 0.0) >= 0
+
+
 def test_two_jobs_of_one_compile_share_the_child(compiled):
     assert compiled["children"]["twin"] == compiled["children"]["b256w4"]
 

@@ -169,17 +169,19 @@ def _user_cpu_s() -> float:
 
 def _compile_in_child(session: int, token: int, signature: Dict[str, Any], constexprs: Dict[Any, Any],
                       attrs: Dict[Any, Any], options: Dict[str, Any],
-                      target: Any) -> Tuple[float, Optional[str], Optional[str]]:
-    """In a forked child: compile one spec.  ``(user CPU seconds, kernel hash or None, error or None)``."""
+                      target: Any) -> Tuple[float, Optional[str], Optional[str], float, float]:
+    """In a forked child: compile one spec.  ``(user CPU seconds, kernel hash or None, error or None, start,
+    end)``, the last two on ``time.perf_counter`` (CLOCK_MONOTONIC: one clock for the parent and its children
+    on Linux)."""
     from .parallel_compile import describe_error
 
-    t0 = _user_cpu_s()
+    start, t0 = time.perf_counter(), _user_cpu_s()
     try:
         spec = CompileSpec(_KERNELS[session][token], signature, constexprs, attrs, options, target)
         kernel = spec.compile()
     except Exception as exc:  # Triton's exceptions need not pickle: send their text
-        return _user_cpu_s() - t0, None, describe_error(exc)
-    return _user_cpu_s() - t0, getattr(kernel, "hash", None), None
+        return _user_cpu_s() - t0, None, describe_error(exc), start, time.perf_counter()
+    return _user_cpu_s() - t0, getattr(kernel, "hash", None), None, start, time.perf_counter()
 
 
 def _warm_body(out_ptr):
@@ -336,12 +338,35 @@ class ProcessCompiles:
         self.session = CompileSession(workers) if session is None else session
         self.futures: Dict[Hashable, Future] = {}
         self.started_at: Optional[float] = None
+        self.submitted_at: Optional[float] = None  # after the submit (and the forks of a session's first batch)
         self.last_done_at: Optional[float] = None
         self.finished = 0  # child compiles of this batch done so far
+        self._seen: Dict[Future, float] = {}  # when this process saw each child compile done
 
-    def _done(self, _fut: Future) -> None:
+    def _done(self, fut: Future) -> None:
         self.last_done_at = time.perf_counter()
+        self._seen[fut] = self.last_done_at
         self.finished += 1
+
+    def spans_s(self) -> Dict[str, float]:
+        """Where the batch's finished child compiles spent their wall time, in seconds: ``dispatch`` (submit
+        to the last child's start), ``compile`` (the longest compile) and ``return`` (the longest wait from a
+        child's end until this process saw it done).  Empty before any finished."""
+        spans = []
+        for fut in set(self.futures.values()):
+            try:
+                _, _, _, start, end = fut.result(timeout=0)
+            except Exception:  # not done, a dead child or a cancelled compile: no span
+                continue
+            spans.append((start, end, self._seen.get(fut)))
+        if not spans or self.submitted_at is None:
+            return {}
+        out = {"dispatch": max(0.0, max(s for s, _, _ in spans) - self.submitted_at),
+               "compile": max(e - s for s, e, _ in spans)}
+        seen = [d - e for _, e, d in spans if d is not None]
+        if seen:
+            out["return"] = max(0.0, max(seen))
+        return out
 
     def busy(self) -> bool:
         """True while a child still compiles one of this batch's candidates."""
@@ -356,6 +381,7 @@ class ProcessCompiles:
     def __enter__(self) -> "ProcessCompiles":
         self.started_at = time.perf_counter()
         self.futures = self.session.submit(self.specs)
+        self.submitted_at = time.perf_counter()
         for fut in set(self.futures.values()):
             fut.add_done_callback(self._done)
         return self
@@ -366,7 +392,7 @@ class ProcessCompiles:
         if fut is None:
             return None
         try:
-            cpu_s, digest, error = fut.result(timeout=timeout)
+            cpu_s, digest, error = fut.result(timeout=timeout)[:3]
         except Exception:  # timed out, or the child died (BrokenProcessPool)
             return None
         if error is not None or digest is None:

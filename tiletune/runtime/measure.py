@@ -226,6 +226,7 @@ class _Trial:
         stages = dict(queue.stage_s)
         if children_wall is not None:
             stages["children_wall"] = children_wall
+            stages.update({f"children_{k}": v for k, v in queue.children.spans_s().items()})
         for name, sec in stages.items():  # summed over the batches
             self.compiled[f"{name}_s"] = self.compiled.get(f"{name}_s", 0.0) + sec
         # the same decision on every rank of a group (alive is agreed), from this rank's queue otherwise
