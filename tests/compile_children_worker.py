@@ -10,6 +10,7 @@ entry), and the error of the spec that cannot compile.
 import json
 import os
 import sys
+import time
 
 import triton
 import triton.language as tl
@@ -39,10 +40,14 @@ def main() -> None:
 
     queue = CompileQueue()
     before_batch = queue.mark()
+    entered = time.perf_counter()
     with ProcessCompiles(specs, workers=2) as children:  # children for this batch alone
         queue.children = children
         got = {k: children.wait(k) for k in specs}
     after_batch = queue.mark()
+    # the batch's wall time starts once the children exist: the warm-up and the forks before it are not in it
+    setup = {"warm_s": children.session.warm_s,
+             "wall_after_setup": children.wall_s() <= children.last_done_at - entered - children.session.warm_s}
     spans = children.spans_s()
     contention = {"during_batch": queue.contended_since(before_batch), "after_batch": queue.contended_since(after_batch),
                   "busy_after": children.busy()}
@@ -61,7 +66,7 @@ def main() -> None:
     before = set(os.listdir(cache))
     out = {"children": {k: (None if v is None else {"cpu_s": v[0], "hash": v[1]}) for k, v in got.items()},
            "second_batch_same_children": same_children, "child_frozen_objects": frozen, "contention": contention,
-           "spans": spans,
+           "spans": spans, "setup": setup,
            "child_warmed": {k: v is not None for k, v in warmed.items()}}
     for k, s in specs.items():
         try:

@@ -45,6 +45,13 @@ def test_children_are_forked_from_a_process_whose_compiler_is_warm(compiled):
     assert compiled["child_warmed"] == {repr(GPUTarget("cuda", 90, 32)): True}
 
 
+def test_a_batchs_compile_latency_leaves_out_the_sessions_one_time_set_up(compiled):
+    """The first batch prices every later wave of compiles: the warm-up and the forks it waited for are not
+    part of a wave."""
+    assert compiled["setup"]["warm_s"] > 0
+    assert compiled["setup"]["wall_after_setup"]
+
+
 def test_the_warm_up_compiles_once_per_process_and_target():
     from tiletune.runtime.compile_workers import warm_compiler
 

@@ -337,7 +337,6 @@ class ProcessCompiles:
         self.own = session is None
         self.session = CompileSession(workers) if session is None else session
         self.futures: Dict[Hashable, Future] = {}
-        self.started_at: Optional[float] = None
         self.submitted_at: Optional[float] = None  # after the submit (and the forks of a session's first batch)
         self.last_done_at: Optional[float] = None
         self.finished = 0  # child compiles of this batch done so far
@@ -373,13 +372,17 @@ class ProcessCompiles:
         return any(not f.done() for f in set(self.futures.values()))
 
     def wall_s(self) -> Optional[float]:
-        """Seconds from starting the children's compiles to the last one's end (None before then)."""
-        if self.started_at is None or self.last_done_at is None:
+        """Seconds from handing the batch to the children to the last compile's end (None before then).
+
+        Not counted: what a session's first batch spends before its children
+        exist (the compiler's warm-up and the forks, once a session): a
+        later batch's compiles never wait for them, and a price per wave of
+        compiles taken from the first batch must not include them."""
+        if self.submitted_at is None or self.last_done_at is None:
             return None
-        return self.last_done_at - self.started_at
+        return self.last_done_at - self.submitted_at
 
     def __enter__(self) -> "ProcessCompiles":
-        self.started_at = time.perf_counter()
         self.futures = self.session.submit(self.specs)
         self.submitted_at = time.perf_counter()
         for fut in set(self.futures.values()):

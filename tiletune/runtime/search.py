@@ -419,8 +419,9 @@ class Descent:
     estimated cost fits: ``compile_s`` (one compile's latency) for every
     ``compile_workers`` of the round's points (that many compile side by
     side) plus ``point_s`` (the first batch's seconds per benchmark) a
-    point.  ``compile_s`` starts as the first batch's latency (which
-    includes the children's cold start); from the first round on it is the
+    point.  ``compile_s`` starts as the first batch's latency (from handing
+    the batch to the children, their forks and the compiler's warm-up not
+    included); from the first round on it is the
     slowest wave a round has shown (what the round took beyond ``point_s`` a
     point, per wave).  When the whole round does not fit but some of its
     points do, those are measured (a partial round), and the descent goes
@@ -495,8 +496,8 @@ class Descent:
     def _measure(self, batch: List[Point]) -> List[Optional[float]]:
         t0 = self.clock()
         results = list(self.measure(batch))
-        # the round's compile latency, measured: the first batch's (the estimate until now) includes the
-        # children's cold start, and later rounds compile faster
+        # the round's compile latency, measured: the first batch's (the estimate until now) comes from
+        # children compiling for the first time, and later rounds may compile faster
         elapsed = self.clock() - t0
         seen = max(0.0, elapsed - self.point_s * len(batch)) / self._compile_waves(len(batch))
         # the slowest wave of the descent so far: a round of one point compiles alone, faster than a
