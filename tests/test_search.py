@@ -367,6 +367,40 @@ def test_autotune_descent_stops_at_the_time_budget_on_the_measuring_clock(monkey
     assert tuned.search_facts["descent_measured"] < 20
 
 
+def test_the_time_budget_counts_what_the_first_tune_spent_before_the_search(monkeypatch):
+    """Binding, analysis and the cache lookup are part of the first tune the user waits for: 3 s spent there
+    (injected on the measuring clock) leave a 3.5 s budget room for the first batch only."""
+    from tiletune.runtime import protect
+
+    clock = bench.VirtualClock()
+    previous = bench.set_clock(clock)
+    try:
+        inj = Injected(monkeypatch, best=(1, 1024))
+        real = bench.METHODS["wall"]
+        real_protection = protect.kernel_protection
+
+        def slow_wall(fn, *, warmup=None, rep=None):
+            clock.advance(100.0)
+            return real(fn, warmup=warmup, rep=rep)
+
+        def slow_protection(*a, **k):
+            clock.advance(3000.0)
+            return real_protection(*a, **k)
+
+        monkeypatch.setitem(bench.METHODS, "wall", slow_wall)
+        monkeypatch.setattr(protect, "kernel_protection", slow_protection)
+        policy = SearchPolicy("timed", first_min=1, first_max=1, max_compiles=1000, max_seconds=3.5)
+        tuned = tiletune.autotune(configs=[], key=["M", "N"], top_k=1, search=policy,
+                                  pre_hook=inj.pre_hook)(scale2d_kernel)
+        launch(tuned)
+    finally:
+        bench.set_clock(previous)
+    facts = tuned.search_facts
+    assert facts["seconds"]["before"] == pytest.approx(3.0)
+    assert facts["descent_stopped"] == "budget"
+    assert facts["descent_measured"] <= 4  # 0.5 s left at 0.1 s a measurement (and re-timing kept back)
+
+
 # ----------------------------------------------------------------------------- target names, one resolver
 
 

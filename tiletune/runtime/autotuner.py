@@ -43,6 +43,7 @@ from triton.runtime.autotuner import Heuristics
 
 from tiletune.errors import TuningError
 
+from . import bench as _bench
 from . import decision as _decision
 from . import distributed as _dd
 from . import protect as _protect
@@ -380,6 +381,7 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
 
     # ================================================================ tuning (once per key)
     def _tune(self, key: tuple, args: tuple, kwargs: Dict[str, Any]) -> tuple:
+        started = _bench.clock()  # the search's time budget covers the first tune from here
         self.nargs = dict(zip(self.arg_names, args))
         try:
             if not self.synthesize_configs and len(self.configs) == 1:
@@ -395,7 +397,7 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
                 protection = _protect.kernel_protection(self, problem)  # configs=[]: inputs it writes into
                 with _decision.protect_side_effects(f"kernel {self.kernel_name!r}", problem.bound, protection), \
                         _protect.after_each_launch(self, protection):
-                    config, extra = self._search(args, kwargs, problem, pg)
+                    config, extra = self._search(args, kwargs, problem, pg, started=started)
                 return config, self._entry(config, extra), extra
 
             decided = _decision.decide(self._decision(problem, pg), self._match, tune)

@@ -454,12 +454,18 @@ class MeasureStage:
             "fix the kernel or the launch, or pass configs that compile and run"
         )
 
-    def _search(self, args: tuple, kwargs: Dict[str, Any], problem: Any, pg: Any) -> tuple:
-        """Tune one key; returns ``(winner, extra facts for the log and cache)`` (see :meth:`_search_with`)."""
-        with CompileSession() as session:  # child processes that compile for every batch of this search
-            return self._search_with(args, kwargs, problem, pg, session)
+    def _search(self, args: tuple, kwargs: Dict[str, Any], problem: Any, pg: Any,
+                started: Optional[float] = None) -> tuple:
+        """Tune one key; returns ``(winner, extra facts for the log and cache)`` (see :meth:`_search_with`).
 
-    def _search_with(self, args: tuple, kwargs: Dict[str, Any], problem: Any, pg: Any, session: Any) -> tuple:
+        ``started``: when this first tune began on the measuring clock (binding,
+        analysis and the cache lookup before the search count against its time
+        budget, as they count in what the user waits); default now."""
+        with CompileSession() as session:  # child processes that compile for every batch of this search
+            return self._search_with(args, kwargs, problem, pg, session, started)
+
+    def _search_with(self, args: tuple, kwargs: Dict[str, Any], problem: Any, pg: Any, session: Any,
+                     started: Optional[float] = None) -> tuple:
         """Tune one key; returns ``(winner, extra facts for the log and cache)``.
 
         With an active group every decision below is taken identically on
@@ -468,7 +474,8 @@ class MeasureStage:
         descent stops on every rank when any rank's budget is spent, and the
         winner is picked from the agreed times.
         """
-        t_start = _bench.clock()  # the measuring clock: the search's time budget reads it too
+        t_begin = _bench.clock()  # the measuring clock: the search's time budget reads it too
+        t_start = t_begin if started is None else min(started, t_begin)
         report = problem.report
         configs, bench = self._agreed_candidates(kwargs, problem, pg)
         t_candidates = _bench.clock()
@@ -521,8 +528,10 @@ class MeasureStage:
 
         self.configs_timings = {trial.configs[i]: [t, t, t] for i, t in timings.items()}
         self.bench_time = _bench.clock() - t_start
-        # where the time went (seconds on the measuring clock): synthesis, first batch, descent, re-timing
-        facts["seconds"] = {"candidates": t_candidates - t_start, "first_batch": t_first - t_candidates,
+        # where the time went (seconds on the measuring clock): binding and cache lookup, synthesis, first
+        # batch, descent, re-timing
+        facts["seconds"] = {"before": t_begin - t_start, "candidates": t_candidates - t_begin,
+                            "first_batch": t_first - t_candidates,
                             "descent": t_descent - t_first, "retime": t_start + self.bench_time - t_descent}
         facts["measured"] = len(trial.timings) + len(trial.failures)
         facts["compiled_in"] = dict(trial.compiled)
