@@ -3,7 +3,7 @@
 #   bash bench/gpu_bench_search.sh OUT_DIR
 # Four gpu_bench.py calls (42 fixture x shape pairs, default search, the committed exhaustive
 # screenings reused), each under 10 minutes, then their merge into OUT_DIR/gpu_bench.{json,md}
-# (about 370 s on one H100).  On the lent device machines run it as one call after
+# (about 400 s on one H100).  On the lent device machines run it as one call after
 # `. bench/device_env.sh`, with OUT_DIR under $OUT.  GPU_BENCH_ARGS adds arguments to every call
 # (GPU_BENCH_ARGS=--dry-run checks the plumbing on a CPU).
 set -euo pipefail
