@@ -344,32 +344,9 @@ def test_memory_wave_factor_tail_and_few_programs():
     assert 1.0 < got[6] < 1.05  # one program after ten waves costs little
 
 
-def test_autotune_descent_stops_at_the_time_budget_on_the_measuring_clock(monkeypatch):
-    """Each measured config 'takes' 1 s on a VirtualClock; a 3.5 s budget stops the descent early."""
-    clock = bench.VirtualClock()
-    previous = bench.set_clock(clock)
-    try:
-        inj = Injected(monkeypatch, best=(1, 1024))
-        real = bench.METHODS["wall"]
-
-        def slow_wall(fn, *, warmup=None, rep=None):
-            clock.advance(1000.0)
-            return real(fn, warmup=warmup, rep=rep)
-
-        monkeypatch.setitem(bench.METHODS, "wall", slow_wall)
-        policy = SearchPolicy("timed", first_min=1, first_max=1, max_compiles=1000, max_seconds=3.5)
-        tuned = tiletune.autotune(configs=[], key=["M", "N"], top_k=1, search=policy,
-                                  pre_hook=inj.pre_hook)(scale2d_kernel)
-        launch(tuned)
-    finally:
-        bench.set_clock(previous)
-    assert tuned.search_facts["descent_stopped"] == "budget"
-    assert tuned.search_facts["descent_measured"] < 20
-
-
-def test_the_time_budget_counts_what_the_first_tune_spent_before_the_search(monkeypatch):
-    """Binding, analysis and the cache lookup are part of the first tune the user waits for: 3 s spent there
-    (injected on the measuring clock) leave a 3.5 s budget room for the first batch only."""
+def _tuned_on_a_virtual_clock(monkeypatch, measure_ms: float, before_ms: float = 0.0):
+    """A 3.5 s budget on a VirtualClock: each measurement 'takes' ``measure_ms``, and ``before_ms`` pass
+    before the search (in the kernel's protection, set up by the first tune ahead of the search)."""
     from tiletune.runtime import protect
 
     clock = bench.VirtualClock()
@@ -380,11 +357,11 @@ def test_the_time_budget_counts_what_the_first_tune_spent_before_the_search(monk
         real_protection = protect.kernel_protection
 
         def slow_wall(fn, *, warmup=None, rep=None):
-            clock.advance(100.0)
+            clock.advance(measure_ms)
             return real(fn, warmup=warmup, rep=rep)
 
         def slow_protection(*a, **k):
-            clock.advance(3000.0)
+            clock.advance(before_ms)
             return real_protection(*a, **k)
 
         monkeypatch.setitem(bench.METHODS, "wall", slow_wall)
@@ -395,7 +372,20 @@ def test_the_time_budget_counts_what_the_first_tune_spent_before_the_search(monk
         launch(tuned)
     finally:
         bench.set_clock(previous)
-    facts = tuned.search_facts
+    return tuned
+
+
+def test_autotune_descent_stops_at_the_time_budget_on_the_measuring_clock(monkeypatch):
+    """Each measured config 'takes' 1 s on a VirtualClock; a 3.5 s budget stops the descent early."""
+    tuned = _tuned_on_a_virtual_clock(monkeypatch, measure_ms=1000.0)
+    assert tuned.search_facts["descent_stopped"] == "budget"
+    assert tuned.search_facts["descent_measured"] < 20
+
+
+def test_the_time_budget_counts_what_the_first_tune_spent_before_the_search(monkeypatch):
+    """Binding, analysis and the cache lookup are part of the first tune the user waits for: 3 s spent there
+    (injected on the measuring clock) leave a 3.5 s budget room for the first batch only."""
+    facts = _tuned_on_a_virtual_clock(monkeypatch, measure_ms=100.0, before_ms=3000.0).search_facts
     assert facts["seconds"]["before"] == pytest.approx(3.0)
     assert facts["descent_stopped"] == "budget"
     assert facts["descent_measured"] <= 4  # 0.5 s left at 0.1 s a measurement (and re-timing kept back)
