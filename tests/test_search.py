@@ -697,6 +697,32 @@ def test_a_round_cut_by_the_compile_count_keeps_the_models_favourites():
     assert measured == sorted(neighbours(start, ["BM", "BN"]), key=model_cost)[:3]
 
 
+def test_a_cut_round_gives_every_kind_of_move_a_turn_before_any_kind_a_second():
+    """The model likes both BM moves and a stage move best and ranks BN /2 -- the move that wins -- low.
+    Three points fit: in the model's order alone they would be BM x2, BM /2 and a stage; in turns they are
+    the favourite of BM, of num_stages and of BN, and the descent finds the win."""
+    start = Point.of({"BM": 64, "BN": 64}, 4, 3)
+    win = start.with_value("BN", 32)
+    favourites = {start.with_value("BM", 128): 0.0, start.with_value("BM", 32): 0.1,
+                  Point(start.kwargs, 4, 4): 0.2, Point(start.kwargs, 4, 2): 0.3, win: 0.5}
+
+    def model_cost(p):
+        return favourites.get(p, 5.0)
+
+    measured: list = []
+
+    def measure(points):
+        measured.extend(points)
+        return [0.5 if p == win else 1.0 for p in points]
+
+    d = Descent(measure, lambda p: True, SearchPolicy("t", 1, 1, seeds=1, max_compiles=3, max_seconds=1e9),
+                ["BM", "BN"], cost=model_cost)
+    result = d.run({start: 1.0})
+    assert sorted(neighbours(start, ["BM", "BN"]), key=model_cost)[:3] == list(favourites)[:3]  # the old order
+    assert measured == [start.with_value("BM", 128), Point(start.kwargs, 4, 4), win]
+    assert result.moves and result.moves[0][1] == win
+
+
 def test_the_first_round_measures_every_seeds_neighbourhood_together():
     """Two seeds within noise of each other: A (1.0) is a local minimum, B (1.01) is one move from the
     best point (0.5).  The budget holds one round: a descent from A alone would spend it around A."""
