@@ -12,7 +12,6 @@ there the first tune runs inside a long-lived process that already tuned other k
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -21,6 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 
 def one(fixture: str, shape: str, method: str) -> list:
@@ -32,22 +32,25 @@ def one(fixture: str, shape: str, method: str) -> list:
     fx = fixtures.load(fixture)
     shp = {k: int(v) for k, v in (p.split("=") for p in shape.split(","))}
     args = fx.make_args(shp, device="cuda")
+    from gpu_bench_lib import FreshDirs
+
     rows = []
     for run in ("fresh process", "same process again"):
-        os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="probe-triton-")
-        os.environ["TILETUNE_CACHE_DIR"] = tempfile.mkdtemp(prefix="probe-tt-")
-        jit = triton.jit(fx.KERNEL.fn)
-        common = dict(key=fx.KEY, restore_value=fx.RESTORE_VALUE or None, reset_to_zero=fx.RESET_TO_ZERO or None)
-        if method == "hand":
-            tuned = triton.autotune(configs=list(fx.HAND_CONFIGS), **common)(jit)
-        else:
-            tuned = tiletune.autotune(configs=[], **common)(jit)
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        fx.launch(tuned, args)
-        torch.cuda.synchronize()
+        with FreshDirs(Path(tempfile.gettempdir()), "probe"):
+            jit = triton.jit(fx.KERNEL.fn)
+            common = dict(key=fx.KEY, restore_value=fx.RESTORE_VALUE or None,
+                          reset_to_zero=fx.RESET_TO_ZERO or None)
+            if method == "hand":
+                tuned = triton.autotune(configs=list(fx.HAND_CONFIGS), **common)(jit)
+            else:
+                tuned = tiletune.autotune(configs=[], **common)(jit)
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            fx.launch(tuned, args)
+            torch.cuda.synchronize()
+            wall = time.perf_counter() - t0
         facts = dict(getattr(tuned, "search_facts", {}) or {})
-        rows.append({"run": run, "first_tune_s": time.perf_counter() - t0, "search": facts})
+        rows.append({"run": run, "first_tune_s": wall, "search": facts})
     return rows
 
 

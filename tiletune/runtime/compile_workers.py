@@ -176,12 +176,13 @@ def _compile_in_child(session: int, token: int, signature: Dict[str, Any], const
     from .parallel_compile import describe_error
 
     start, t0 = time.perf_counter(), _user_cpu_s()
+    digest, error = None, None
     try:
         spec = CompileSpec(_KERNELS[session][token], signature, constexprs, attrs, options, target)
-        kernel = spec.compile()
+        digest = getattr(spec.compile(), "hash", None)
     except Exception as exc:  # Triton's exceptions need not pickle: send their text
-        return _user_cpu_s() - t0, None, describe_error(exc), start, time.perf_counter()
-    return _user_cpu_s() - t0, getattr(kernel, "hash", None), None, start, time.perf_counter()
+        error = describe_error(exc)
+    return _user_cpu_s() - t0, digest, error, start, time.perf_counter()
 
 
 def _warm_body(out_ptr):

@@ -502,8 +502,8 @@ class Descent:
         any kind has its second; kinds take turns in the order of their favourites' costs.
 
         A round ordered by the model alone measures what the model already likes and cuts the moves it
-        ranks low, which are the ones that correct it (on the H100: num_warps 1 -> 4 on layer_norm
-        4096x1151; BLOCK_SIZE_N 64 -> 32 on matmul 96x5000x4096)."""
+        ranks low, which are the ones that correct it (on the H100: BLOCK_SIZE_N 64 -> 32 on matmul
+        96x5000x4096, the best config one move away)."""
         groups: Dict[Any, List[Point]] = {}
         for q in self._by_cost(points):
             groups.setdefault(self._kind.get(q, q), []).append(q)
@@ -580,9 +580,12 @@ class Descent:
 
     def _fresh(self, centres: Sequence[Point]) -> List[Point]:
         """The feasible neighbours of ``centres`` not measured yet (see :meth:`_unmeasured`)."""
+        around: List[Point] = []
         for c in centres:
-            self._note_kinds(c, neighbours(c, self.tiling, self.hints, **self.moves_kw))
-        return self._unmeasured([q for c in centres for q in neighbours(c, self.tiling, self.hints, **self.moves_kw)])
+            near = neighbours(c, self.tiling, self.hints, **self.moves_kw)
+            self._note_kinds(c, near)
+            around.extend(near)
+        return self._unmeasured(around)
 
     def _unmeasured(self, points: Sequence[Point]) -> List[Point]:
         """The feasible ``points`` not measured yet, each once, in order (the model's rejects are
