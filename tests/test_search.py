@@ -114,6 +114,8 @@ def test_neighbours_are_single_and_tile_warps_moves_within_bounds():
                     (1, 64, 8, 16, 1), (1, 64, 8, 32, 2),
                     (1, 32, 8, 16, 1),  # BN and num_warps halved together; x2 would need 64 warps, BM/2 is 0
                     (1, 32, 8, 32, 2)}  # BN halved at twice the stages; x2 at half of 1 stage is no move
+    far = set(neighbours(p, ["BM", "BN"], {"GROUP": [1, 8]}, far_warps=True)) - set(got)
+    assert far == {Point(p.kwargs, 8, 1)}  # num_warps /4 (x4 would be 128 warps)
     assert all(q.num_warps is None for q in neighbours(Point.of({"BM": 4}, None, None), ["BM"],
                                                          launch_options=False))
     # nothing to pipeline (synthesis' stage domain is [1]): no stage moves
@@ -440,14 +442,18 @@ def test_a_gaining_move_is_repeated_one_step_at_a_time_down_a_long_valley():
 
     assert repeat_move(Point.of({"B": 128}, 16, 3), Point.of({"B": 64}, 16, 3)).values() == {"B": 32}
     assert repeat_move(Point.of({"B": 4}, 16, 3), Point.of({"B": 4}, 8, 3)).num_warps == 4
+    assert repeat_move(Point.of({"B": 4}, 32, 3), Point.of({"B": 4}, 8, 3)).num_warps == 2  # /4 again
+    assert repeat_move(Point.of({"B": 4}, 1, 3), Point.of({"B": 4}, 4, 3)).num_warps == 16  # x4 again
     assert repeat_move(Point.of({"B": 4}, 16, 2), Point.of({"B": 4}, 16, 1)) is None  # no stage 0
     # num_warps 32 -> 1 and a tile 128 -> 2 (H100 int8_gemv's winner was that far from the model's pick)
     time_of = bowl({"BM": 2, "BN": 128, "w": 1})
     start = Point.of({"BM": 128, "BN": 128}, 32, 3)
-    result, measured = run_descent(start, time_of, SearchPolicy("t", 1, 1, seeds=1, max_compiles=40, max_seconds=1e9))
+    # 50 compiles: in this bowl the seed's num_warps /4 ties with its paired move, and taking it costs one
+    # neighbourhood more than the paired walk
+    result, measured = run_descent(start, time_of, SearchPolicy("t", 1, 1, seeds=1, max_compiles=50, max_seconds=1e9))
     best = min((t, p.signature(), p) for p, t in result.times.items() if t is not None)[2]
     assert best.values()["BM"] == 2 and best.num_warps == 1
-    assert len(measured) <= 40
+    assert len(measured) <= 50
     # seeds: the second comes from another tile when one was measured
     a, b, c = Point.of({"B": 64}, 4, 3), Point.of({"B": 64}, 4, 4), Point.of({"B": 16}, 4, 3)
     assert diverse_seeds([a, b, c], 2) == [a, c]

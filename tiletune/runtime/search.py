@@ -15,7 +15,9 @@ fused epilogues, persistent kernels).  So the search measures, and moves:
    ``num_warps`` scaled together (x2 or /2 both: the same work per thread),
    a tiling parameter scaled against ``num_stages`` (the same bytes in flight)
    -- is measured (memoised); the best neighbour becomes the new centre when
-   it gains more than ``gain`` (1%); the descent stops when no move gains,
+   it gains more than ``gain`` (1%); a seed's moves include ``num_warps``
+   x4 and /4 (the model's warp count is checked two steps out from the
+   start); the descent stops when no move gains,
    or when the budget is spent.  Where no move gains, the second ring
    (:func:`second_ring`: x4 and /4) is probed before the centre counts as
    converged.  The seeds' first neighbourhoods are measured in one round;
@@ -67,9 +69,11 @@ MIN_STAGES, MAX_STAGES = 1, 7
 
 #: The yardstick of the time budget: the author's hand list as ``triton.autotune`` tunes it -- each config
 #: compiled, then timed by ``do_bench(warmup=25, rep=100)``.  Literal lists in torchao 0.18.0 and gemlite
-#: 0.6.0.post2 have 1-8 configs (median 4 over 41 lists), the fixtures' 3-8 (median 5); 6 is on the
-#: generous side of both, a choice for search quality (see bench/results/gpu_bench_search.md).
-HAND_LIST_CONFIGS = 6
+#: 0.6.0.post2 have 1-8 configs (median 4 over 41 lists), the fixtures' 3-8 (median 5, as over the 42
+#: pairs of the H100 benchmark).  Priced at 6, the search's median first tune tied the hand lists' in
+#: six H100 runs (1.45-1.80 s against 1.55-1.91 s; bench/results/gpu_bench_search.md): it spent a list
+#: longer than the median one.
+HAND_LIST_CONFIGS = 5
 STOCK_BENCH_S = 0.125
 
 
@@ -274,7 +278,8 @@ def _warps_scaled(point: Point, factor: int, warps: Sequence[int]) -> List[Point
 
 def neighbours(point: Point, tiling: Sequence[str], hints: Optional[Mapping[str, Sequence[Any]]] = None,
                *, launch_options: bool = True, warps: Sequence[int] = WARPS,
-               stages: Sequence[int] = tuple(range(MIN_STAGES, MAX_STAGES + 1))) -> List[Point]:
+               stages: Sequence[int] = tuple(range(MIN_STAGES, MAX_STAGES + 1)),
+               far_warps: bool = False) -> List[Point]:
     """Every move from ``point``: each tiling parameter x2 and /2 (integers >= 1), num_warps x2
     and /2 (within ``warps``), num_stages +-1 (within ``stages``), each other value of each hint,
     each tiling parameter scaled with num_warps (both x2, or both /2), and each tiling parameter
@@ -288,6 +293,15 @@ def neighbours(point: Point, tiling: Sequence[str], hints: Optional[Mapping[str,
     tile's bytes per stage): from a deep tile at few stages, halving the tile
     alone shortens the prefetch and adding stages alone overflows shared
     memory, while the shallower tile at twice the stages does neither.
+
+    ``far_warps`` adds num_warps x4 and /4.  The response to num_warps is
+    not a bowl: a warp count changes how a tile is laid out over threads
+    (the elements each thread holds, its vector width) and how many programs
+    an SM keeps resident, and one step can be worse where two are better (on
+    the H100, layer_norm 4096x1151 at BLOCK_SIZE=256 timed 26.1 us at 1
+    warp, 27.2 at 2 and 23.8 at 4, in each of six runs).  The descent asks
+    for them around its seeds, the model's picks, whose warp count no
+    measurement has checked yet.
 
     ``warps``/``stages`` are the values synthesis considers (a kernel with no
     loop to pipeline has ``stages == [1]``: no stage moves).
@@ -305,6 +319,8 @@ def neighbours(point: Point, tiling: Sequence[str], hints: Optional[Mapping[str,
                 out.append(point.with_value(name, w))
     if launch_options:
         out.extend(_warps_scaled(point, 2, warps))
+        if far_warps:
+            out.extend(_warps_scaled(point, 4, warps))
         if point.num_stages is not None:
             for s in (point.num_stages + 1, point.num_stages - 1):
                 if s in stages:
@@ -342,10 +358,19 @@ def second_ring(point: Point, tiling: Sequence[str], *, launch_options: bool = T
     return _scaled(point, _counts(point, tiling), 4) + (_warps_scaled(point, 4, warps) if launch_options else [])
 
 
+def _warp_steps(a: Point, b: Point) -> int:
+    """How many doublings or halvings of num_warps lead from ``a`` to ``b`` (0 when either has none)."""
+    if not a.num_warps or not b.num_warps or a.num_warps == b.num_warps:
+        return 0
+    hi, lo = max(a.num_warps, b.num_warps), min(a.num_warps, b.num_warps)
+    return (hi // lo).bit_length() - 1
+
+
 def repeat_move(a: Point, b: Point, *, launch_options: bool = True, warps: Sequence[int] = WARPS,
                 stages: Sequence[int] = tuple(range(MIN_STAGES, MAX_STAGES + 1))) -> Optional[Point]:
-    """The point one more step along the move ``a -> b`` (x2, /2, +-1, or a tiling parameter and num_warps
-    scaled together), or None (not a repeatable move: a hint value, a bound, any other change)."""
+    """The point one more step along the move ``a -> b`` (x2, /2, num_warps x4 or /4, +-1, or a tiling
+    parameter and num_warps scaled together), or None (not a repeatable move: a hint value, a bound, any
+    other change)."""
     av, bv = a.values(), b.values()
     changed = [k for k in set(av) | set(bv) if av.get(k) != bv.get(k)]
     if len(changed) == 1 and a.num_warps == b.num_warps and a.num_stages == b.num_stages:
@@ -371,7 +396,8 @@ def repeat_move(a: Point, b: Point, *, launch_options: bool = True, warps: Seque
     if changed or not launch_options:
         return None
     if a.num_warps != b.num_warps and a.num_stages == b.num_stages and a.num_warps and b.num_warps:
-        w = b.num_warps * b.num_warps // a.num_warps if b.num_warps > a.num_warps else b.num_warps // 2
+        square = b.num_warps * b.num_warps  # the same factor once more: x2, /2, x4 or /4
+        w = square // a.num_warps if square % a.num_warps == 0 else 0
         return Point(b.kwargs, w, b.num_stages) if w in warps and w != b.num_warps else None
     if a.num_stages != b.num_stages and a.num_warps == b.num_warps and a.num_stages and b.num_stages:
         s = b.num_stages + (b.num_stages - a.num_stages)
@@ -464,6 +490,7 @@ class Descent:
         self.rejected: set = set()
         self.measured = 0
         self._kind: Dict[Point, Any] = {}  # the kind of move (from which centre) that first reached a point
+        self._seeds: set = set()  # centres whose moves include num_warps x4 and /4 (:meth:`_around`)
 
     def _compile_waves(self, n: int) -> int:
         return -(-n // self.compile_workers) if self.compile_workers else 1
@@ -511,15 +538,15 @@ class Descent:
         return [lst[i] for i in range(max(map(len, lists), default=0)) for lst in lists if i < len(lst)]
 
     def _note_kinds(self, centre: Point, points: Sequence[Point], ring: bool = False) -> None:
-        """Remember, for each of ``points`` not seen before, which kind of move from ``centre`` reaches it."""
+        """Remember, for each of ``points`` not seen before, which kind of move from ``centre`` reaches it: the
+        parameters it changes, num_warps one step or two (kinds of their own), num_stages or not."""
         a = centre.values()
         for q in points:
             if q in self._kind:
                 continue
             b = q.values()
             changed = [k for k in sorted(set(a) | set(b), key=str) if a.get(k) != b.get(k)]
-            self._kind[q] = (centre, ring, tuple(changed), q.num_warps != centre.num_warps,
-                             q.num_stages != centre.num_stages)
+            self._kind[q] = (centre, ring, tuple(changed), _warp_steps(centre, q), q.num_stages != centre.num_stages)
 
     def _measure(self, batch: List[Point]) -> List[Optional[float]]:
         t0 = self.clock()
@@ -550,6 +577,7 @@ class Descent:
         moves: List[Tuple[Point, Point, float]] = []
         ok = sorted((t, p.signature(), p) for p, t in self.times.items() if t is not None)
         seeds = diverse_seeds([p for _, _, p in ok], max(1, self.policy.seeds))
+        self._seeds = set(seeds)
         stopped = "no seed" if not seeds else "converged"
         if len(seeds) > 1:
             if self._round(self._fresh(seeds)) is None:
@@ -582,10 +610,14 @@ class Descent:
         """The feasible neighbours of ``centres`` not measured yet (see :meth:`_unmeasured`)."""
         around: List[Point] = []
         for c in centres:
-            near = neighbours(c, self.tiling, self.hints, **self.moves_kw)
+            near = self._around(c)
             self._note_kinds(c, near)
             around.extend(near)
         return self._unmeasured(around)
+
+    def _around(self, centre: Point) -> List[Point]:
+        """The moves from ``centre`` (:func:`neighbours`; num_warps x4 and /4 too from a seed)."""
+        return neighbours(centre, self.tiling, self.hints, far_warps=centre in self._seeds, **self.moves_kw)
 
     def _unmeasured(self, points: Sequence[Point]) -> List[Point]:
         """The feasible ``points`` not measured yet, each once, in order (the model's rejects are
@@ -622,7 +654,7 @@ class Descent:
 
     def _best_move(self, centre: Point) -> Optional[Tuple[Point, Point, float]]:
         """The move to ``centre``'s best measured neighbour, when it gains (see :meth:`_gaining`)."""
-        return self._gaining(centre, neighbours(centre, self.tiling, self.hints, **self.moves_kw))
+        return self._gaining(centre, self._around(centre))
 
     def _ring_move(self, centre: Point) -> Optional[Tuple[Point, Point, float]]:
         """Measure :func:`second_ring` of ``centre`` (what the budget allows); the move to its best point
@@ -635,7 +667,7 @@ class Descent:
 
     def _best_near(self, centre: Point) -> Tuple[float, str]:
         """The best time measured at ``centre`` or one move from it (the order seeds are descended in)."""
-        around = [centre] + neighbours(centre, self.tiling, self.hints, **self.moves_kw)
+        around = [centre] + self._around(centre)
         known = [self.times[q] for q in around if self.times.get(q) is not None]
         return (min(known) if known else float("inf"), centre.signature())
 
