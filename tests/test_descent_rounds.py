@@ -214,36 +214,3 @@ def test_a_one_point_round_does_not_price_the_next_full_wave():
                     ["BM", "BN"], clock=lambda: now[0], started=0.0, seconds=seconds, compile_s=0.5, point_s=0.1)
         d.run({start: 1.0e9})
         assert 1 in rounds and now[0] <= seconds, (seconds, rounds, now[0])
-
-
-def test_the_likely_first_round_is_what_the_descent_measures_first_from_the_models_seeds():
-    """Measured with the first batch, the first round's likely moves fill the compile wave: from the model's two
-    favourite tiles (the batch's stage variant is no second seed), each kind of move in turn, nothing the
-    model rejects, nothing already in the batch, at most ``n``; the descent then measures none of them again."""
-    from tiletune.runtime.search import likely_first_round
-
-    policy = SearchPolicy("t", 1, 1, seeds=2, max_compiles=10_000, max_seconds=1e9)
-    a, a_stage, b = Point.of({"BM": 64, "BN": 32}, 4, 3), Point.of({"BM": 64, "BN": 32}, 4, 2), \
-        Point.of({"BM": 16, "BN": 64}, 2, 3)
-    batch = [a, a_stage, b]
-    feasible = lambda p: p.values()["BM"] <= 128  # noqa: E731
-    cost = lambda p: abs(math.log2(p.values()["BM"] / 64)) + 0.1 * abs(math.log2(p.num_warps / 4))  # noqa: E731
-    whole = likely_first_round(batch, 1000, policy, ["BM", "BN"], feasible=feasible, cost=cost)
-    expected = {q for s in (a, b) for q in neighbours(s, ["BM", "BN"], far_warps=True) if feasible(q)} - set(batch)
-    assert set(whole) == expected and len(whole) == len(expected)
-    assert Point.of({"BM": 64, "BN": 32}, 16, 3) in whole  # num_warps x4 from a seed
-    few = likely_first_round(batch, 5, policy, ["BM", "BN"], feasible=feasible, cost=cost)
-    assert few == whole[:5] and len({(q.values()["BM"] != a.values()["BM"], q.num_warps) for q in few}) > 1
-    assert likely_first_round(batch, 0, policy, ["BM", "BN"], feasible=feasible) == []
-
-    # measured with the batch, they are known to the descent: its first round measures only what is left
-    time_of = bowl({"BM": 64, "BN": 32, "w": 4})
-    rounds: list = []
-
-    def measure(points):
-        rounds.append(list(points))
-        return [time_of(p) for p in points]
-
-    d = Descent(measure, feasible, policy, ["BM", "BN"], cost=cost)
-    d.run({p: time_of(p) for p in batch + whole})
-    assert not any(q in whole or q in batch for r in rounds for q in r)

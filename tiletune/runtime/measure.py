@@ -28,11 +28,10 @@ from tiletune.errors import TiletuneError, TuningError
 from . import bench as _bench
 from . import distributed as _dd
 from .decision import protect_side_effects
-from .compile_workers import CompileSession, children_for, processes_enabled
+from .compile_workers import CompileSession
 from .parallel_compile import compiling, describe_error, parallel_enabled
 from .report import TuningReport, config_str
-from .search import (MAX_STAGES, MIN_STAGES, WARPS, Descent, Point, first_batch, first_batch_size,
-                     likely_first_round, resolve_search, time_budget)
+from .search import Descent, Point, first_batch, first_batch_size, resolve_search, time_budget
 from .side_effects import Snapshot, capture, outputs_match, verify_targets
 
 __all__ = ["MeasureStage", "RETIME_TOP", "RETIME_MAX", "RETIME_GAP", "RETIME_ROUNDS", "retime_set"]
@@ -370,40 +369,6 @@ class _Trial:
         return out
 
 
-class _Space:
-    """The descent's points as configs of one kernel: the conversions both ways, the model's feasibility
-    check and cost, and the values moves may reach (launch options are no moves under the interpreter)."""
-
-    def __init__(self, ctx: Any):
-        self.ctx = ctx
-        self.interp = _bench.interpreting()
-
-    def point(self, c: Config) -> Point:
-        """``c`` as a point (no num_warps/num_stages under the interpreter: they change nothing there)."""
-        if self.interp:
-            return Point.of(c.kwargs, None, None)
-        return Point.of(c.kwargs, c.num_warps, c.num_stages)
-
-    def config(self, p: Point) -> Config:
-        """``p`` as a config."""
-        if p.num_warps is None:
-            return Config(p.values())
-        return Config(p.values(), num_warps=p.num_warps, num_stages=p.num_stages)
-
-    def feasible(self, p: Point) -> bool:
-        """The model's check (hard limits), asked before anything compiles."""
-        return self.ctx.feasible(p.values(), p.num_warps, p.num_stages)
-
-    def cost(self, p: Point) -> Optional[float]:
-        """The model's cost of ``p`` (None: unknown)."""
-        return self.ctx.cost(p.values(), p.num_warps, p.num_stages)
-
-    def moves(self) -> Dict[str, Any]:
-        """``launch_options``/``warps``/``stages`` for :class:`~tiletune.runtime.search.Descent`."""
-        return {"launch_options": not self.interp, "warps": self.ctx.domain("num_warps", WARPS),
-                "stages": self.ctx.domain("num_stages", range(MIN_STAGES, MAX_STAGES + 1))}
-
-
 class MeasureStage:
     """Measuring one key (mixed into the Autotuner)."""
 
@@ -524,14 +489,12 @@ class MeasureStage:
             costs = [self._synthesis.costs.get(config_str(c)) for c in configs]
             n_first = first_batch_size(costs, policy)
             batch = first_batch([(tuple(sorted(c.kwargs.items())), c.num_warps) for c in configs], n_first)
-            guess = self._first_round_guess(trial, policy, batch, pg)
         else:  # top_k= or a hand list: measure what was asked for
             n_first = len(configs)
-            batch, guess = list(range(n_first)), []
-        trial.measure(batch + guess, first=True)
+            batch = list(range(n_first))
+        trial.measure(batch, first=True)
         t_first = _bench.clock()
-        facts: Dict[str, Any] = {"search": policy.name, "first_batch": n_first, "first_round_guess": len(guess),
-                                 "pool": len(configs)}
+        facts: Dict[str, Any] = {"search": policy.name, "first_batch": n_first, "pool": len(configs)}
         if synthesized and policy.descent and len(trial.timings) > 0:
             facts.update(self._descend(trial, policy, t_start, pg))
         t_descent = _bench.clock()
@@ -593,26 +556,23 @@ class MeasureStage:
             return bench
         return _bench.get_bench(self._method_used, warmup=SCREEN_WARMUP_MS, rep=SCREEN_REP_MS)
 
-    def _first_round_guess(self, trial: _Trial, policy: Any, batch: List[int], pg: Any) -> List[int]:
-        """Indices (added to ``trial``) of the moves the descent would measure first from the model's
-        favourites in ``batch``, as many as fit beside the batch in one wave of compile children
-        (:func:`~tiletune.runtime.search.likely_first_round`).  None where compiles do not run side by
-        side (the interpreter, parallel compiling or child processes off): there each costs a compile."""
-        if not policy.descent or _bench.interpreting() or not parallel_enabled() or not processes_enabled():
-            return []
-        room = children_for(64) - len(batch)
-        if _dd.is_active(pg):  # the same batch on every rank: the room of the rank with the fewest cores
-            room = min(int(r) for r in _dd.all_gather_json(room, pg))
-        space = _Space(self._synthesis)
-        ranked = [space.point(trial.configs[i]) for i in batch]
-        guess = likely_first_round(ranked, room, policy, space.ctx.tiling, self.hints, feasible=space.feasible,
-                                   cost=space.cost, **space.moves())
-        return [i for i in (trial.add(space.config(p)) for p in guess) if i not in batch]
-
     def _descend(self, trial: _Trial, policy: Any, t_start: float, pg: Any) -> Dict[str, Any]:
         """Coordinate descent from the best measured configs (see :class:`~tiletune.runtime.search.Descent`)."""
-        space = _Space(self._synthesis)
-        point, config = space.point, space.config
+        ctx = self._synthesis
+        interp = _bench.interpreting()
+
+        def point(c: Config) -> Point:
+            warps = None if interp else c.num_warps
+            stages = None if interp else c.num_stages
+            return Point.of(c.kwargs, warps, stages)
+
+        def config(p: Point) -> Config:
+            if p.num_warps is None:
+                return Config(p.values())
+            return Config(p.values(), num_warps=p.num_warps, num_stages=p.num_stages)
+
+        def feasible(p: Point) -> bool:
+            return ctx.feasible(p.values(), p.num_warps, p.num_stages)
 
         def measure(points: List[Point]) -> List[Optional[float]]:
             idx = [trial.add(config(p)) for p in points]
@@ -624,12 +584,19 @@ class MeasureStage:
                 return k
             return min(int(x) for x in _dd.all_gather_json(int(k), pg))
 
+        def cost(p: Point) -> Optional[float]:
+            return ctx.cost(p.values(), p.num_warps, p.num_stages)
+
         known = {point(trial.configs[i]): trial.timings.get(i) for i in range(len(trial.configs))
                  if i in trial.timings or i in trial.failures}
+        from .search import MAX_STAGES, MIN_STAGES, WARPS
+
         seconds = time_budget(policy, trial.compile_s, trial.setup_s)
         reserve = trial.retime_cost_s(RETIME_MAX, _retime_rounds())
-        descent = Descent(measure, space.feasible, policy, space.ctx.tiling, self.hints, **space.moves(),
-                          clock=_bench.clock, started=t_start, agree_round=agree_round, cost=space.cost,
+        descent = Descent(measure, feasible, policy, ctx.tiling, self.hints, launch_options=not interp,
+                          warps=ctx.domain("num_warps", WARPS),
+                          stages=ctx.domain("num_stages", range(MIN_STAGES, MAX_STAGES + 1)),
+                          clock=_bench.clock, started=t_start, agree_round=agree_round, cost=cost,
                           seconds=seconds, reserve_s=reserve,
                           compile_s=max(trial.compile_s or 0.0, trial.compile_latency_s or 0.0),
                           point_s=trial.retime_cost_s(1, 1), compile_workers=trial.compile_workers())

@@ -6,10 +6,7 @@ fused epilogues, persistent kernels).  So the search measures, and moves:
 
 1. **first batch** (:func:`first_batch_size`): the leading candidates of the
    model's ranking; few where the model is decisive (a clear cost gap after
-   the leaders), more where the leaders' costs are close; beside it, in the
-   same wave of compiles, the moves the descent would measure first from the
-   model's favourites (:func:`likely_first_round`), as many as there are idle
-   compile children;
+   the leaders), more where the leaders' costs are close;
 2. **coordinate descent** (:class:`Descent`, after PyTorch Inductor's
    coordinate-descent tuner, but seeded with the best *measured* configs and
    never compiling a neighbour the feasibility model rejects): from each seed,
@@ -59,7 +56,6 @@ __all__ = [
     "repeat_move",
     "second_ring",
     "diverse_seeds",
-    "likely_first_round",
     "Descent",
     "config_signature",
     "time_budget",
@@ -424,29 +420,6 @@ def diverse_seeds(ranked: Sequence[Point], n: int) -> List[Point]:
         if p not in seeds:
             seeds.append(p)
     return seeds
-
-
-def likely_first_round(ranked: Sequence[Point], n: int, policy: SearchPolicy, tiling: Sequence[str],
-                       hints: Optional[Mapping[str, Sequence[Any]]] = None, *, feasible: Callable[[Point], bool],
-                       cost: Optional[Callable[[Point], Optional[float]]] = None,
-                       **moves: Any) -> List[Point]:
-    """Up to ``n`` moves the descent's first round would measure if its seeds were the model's: the
-    :func:`diverse_seeds` of ``ranked`` (the first batch, best ranked first), feasible, not in ``ranked``,
-    in the order a cut round takes them (each kind of move in turn, :meth:`Descent._in_turns`).
-
-    Measured with the first batch, they compile in the children its few
-    candidates leave idle, in the same wave, and the descent starts from
-    their times: whichever seeds the timings then pick, a wave of compiles
-    is saved where the model's favourites are among them.  ``moves``:
-    ``launch_options``/``warps``/``stages`` as for :class:`Descent`.
-    """
-    if n <= 0 or not policy.descent:
-        return []
-    guess = Descent(lambda points: [], feasible, policy, tiling, hints, cost=cost, **moves)
-    seeds = diverse_seeds(list(ranked), max(1, policy.seeds))
-    guess._seeds = set(seeds)
-    taken = set(ranked)
-    return [q for q in guess._in_turns(guess._fresh(seeds)) if q not in taken][:n]
 
 
 @dataclass
