@@ -102,7 +102,7 @@ if str(BENCH_DIR) not in sys.path:
 import gpu_bench_lib as _lib  # noqa: E402
 import gpu_bench_report as _report  # noqa: E402
 from gpu_bench_lib import (  # noqa: E402
-    DEFAULT_TUNE_FIXTURES, Device, EARLY_STOP_FACTOR, FreshDirs, best_known,
+    DEFAULT_TUNE_FIXTURES, Device, EARLY_STOP_FACTOR, FreshDirs, best_known, warm_process,
     GOALS, Problem, SCHEMA, SLOW_FACTOR, SYNTH_FIXTURE, SYNTH_SHAPE, Space, T0, Timer, _Warm, _example,
     _main_dtype, _threads, _wall_do_bench, config_dict, config_label, config_sig, describe_exc,
     exhaustive_rules, exhaustive_space, fresh_jit, log, shape_key,
@@ -711,6 +711,8 @@ class Bench:
             for n, i in enumerate(i for i in idxs if i < len(shapes)):
                 items.append((name, fx, i, shapes[i][1], first_w if n == 0 else 1.0, shapes[i][0]))
         fixed_per = 5.0 if self.dev.dry else 25.0  # first tunes + re-timing, seconds per pair (rough)
+        if items:
+            log(f"tune: process warmed in {warm_process(self.dev):.2f}s (a one-line triton.jit kernel)")
         for k, (name, fx, i, shape, w, shape_set) in enumerate(items):
             rest = items[k:]
             weight_left = sum(x[4] for x in rest)

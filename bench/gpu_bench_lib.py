@@ -137,6 +137,30 @@ class Device:
         return f"{p.name}, {p.multi_processor_count} SMs, {p.total_memory / 2**30:.0f} GiB"
 
 
+def _warm_body(out_ptr):
+    triton.language.store(out_ptr, 1)
+
+
+def warm_process(dev: Device) -> float:
+    """Compile and launch a one-line kernel with ``triton.jit`` (no tiletune), before the first measured first
+    tune of a process; seconds it took.
+
+    The first Triton compile and launch of a process set up its driver and its compiler.  Whichever first tune
+    comes first in a process paid that, and the other method of its pair tuned in a warm process: with
+    one to three pairs per process and the order alternating from the first pair, tiletune always went
+    first there (int8_gemv 4096x4096, matmul 512x4096x11008, layer_norm 4096x1151, batched_matmul).
+    Warmed, no pair's order decides what a method pays; ``bench/first_tune_probe.py`` measures the cold
+    process on its own."""
+    if dev.dry:
+        return 0.0
+    t0 = time.perf_counter()
+    kernel = triton.jit(_warm_body)
+    out = torch.zeros(1, dtype=torch.int32, device="cuda")
+    kernel[(1,)](out)
+    dev.sync()
+    return time.perf_counter() - t0
+
+
 class Timer:
     """Screening (events, L2 flush, early stop) and final (do_bench median) timings, in ms."""
 
