@@ -70,6 +70,10 @@ Method
   in-memory cache), a fresh ``TRITON_CACHE_DIR`` and a fresh
   ``TILETUNE_CACHE_DIR`` for each measured first call; the number of cubins
   written to the fresh directory is recorded to show that it compiled.
+  The two methods of a pair take turns going first, and each process is
+  warmed before its first pair (a one-line ``triton.jit`` kernel compiled
+  and launched, :func:`gpu_bench_lib.warm_process`): a cold process is
+  measured by ``bench/first_tune_probe.py``, not here.
 * ``--dry-run``: TRITON_INTERPRET=1 on the CPU with the fixtures' tiny
   SHAPES, tiny spaces and wall-clock timing, to check the plumbing.
 """
