@@ -44,6 +44,7 @@ def main() -> None:
     with ProcessCompiles(specs, workers=2) as children:  # children for this batch alone
         queue.children = children
         got = {k: children.wait(k) for k in specs}
+        slowest = children.slowest()
     after_batch = queue.mark()
     # the batch's wall time starts once the children exist: the warm-up and the forks before it are not in it
     setup = {"warm_s": children.session.warm_s,
@@ -66,7 +67,7 @@ def main() -> None:
     before = set(os.listdir(cache))
     out = {"children": {k: (None if v is None else {"cpu_s": v[0], "hash": v[1]}) for k, v in got.items()},
            "second_batch_same_children": same_children, "child_frozen_objects": frozen, "contention": contention,
-           "spans": spans, "setup": setup,
+           "spans": spans, "setup": setup, "slowest": [slowest[0], slowest[1]] if slowest else None,
            "child_warmed": {k: v is not None for k, v in warmed.items()}}
     for k, s in specs.items():
         try:

@@ -67,6 +67,12 @@ def test_a_batch_says_where_its_child_compiles_spent_their_wall_time(compiled):
     assert spans["compile"] > 0 and spans["dispatch"] >= 0 and spans.get("return", 0.0) >= 0
 
 
+def test_a_batch_names_its_slowest_child_compile(compiled):
+    """A round that ran past its price shows which compile it waited for (search_facts["batches"])."""
+    job, seconds = compiled["slowest"]
+    assert job in ("b256w4", "b1024w8", "twin") and 0 < seconds <= compiled["spans"]["compile"] + 1e-9
+
+
 def test_two_jobs_of_one_compile_share_the_child(compiled):
     assert compiled["children"]["twin"] == compiled["children"]["b256w4"]
 

@@ -208,6 +208,9 @@ def test_autotune_descent_respects_the_compile_budget(monkeypatch):
     launch(tuned)
     distinct = set(inj.timed)
     assert len(distinct) <= 1 + 3  # the first batch, then at most three by the descent
+    batches = tuned.search_facts["batches"]  # what each batch measured and took: the first, then each round
+    assert batches[0]["configs"] == 1 and sum(b["configs"] for b in batches) == tuned.search_facts["measured"]
+    assert all(b["seconds"] >= 0 for b in batches)
 
 
 def test_hand_configs_are_measured_as_given(monkeypatch):

@@ -368,6 +368,19 @@ class ProcessCompiles:
             out["return"] = max(0.0, max(seen))
         return out
 
+    def slowest(self) -> Optional[Tuple[Hashable, float]]:
+        """``(job, seconds)`` of the child compile of this batch that took longest (finished, without an
+        error), or None."""
+        best: Optional[Tuple[Hashable, float]] = None
+        for k, fut in self.futures.items():
+            try:
+                _, _, error, start, end = fut.result(timeout=0)
+            except Exception:  # not done, a dead child or a cancelled compile
+                continue
+            if error is None and (best is None or end - start > best[1]):
+                best = (k, end - start)
+        return best
+
     def busy(self) -> bool:
         """True while a child still compiles one of this batch's candidates."""
         return any(not f.done() for f in set(self.futures.values()))

@@ -129,6 +129,7 @@ class _Trial:
         self.bench_s: List[float] = []  # seconds per benchmark call, on the measuring clock
         self.compiled: Dict[str, Any] = {"children": 0, "threads": 0}  # where compiles ran, stage seconds
         self.session: Any = None  # the search's CompileSession (children kept between batches)
+        self.batches: List[Dict[str, Any]] = []  # per batch: its size, wall seconds, its slowest child compile
 
     def add(self, config: Config) -> int:
         """The index of ``config`` (added when new)."""
@@ -236,10 +237,21 @@ class _Trial:
             overlapped = len(alive) > 1 and bool(queue.futures)
         if overlapped:
             result = self._rescreen(result)
+        self._note_batch(len(batch), time.perf_counter() - t0, queue)
         if jobs:
             report.note(f"compiled and timed {len(alive)} candidate(s) in {time.perf_counter() - t0:.2f}s "
                         f"({len(jobs)} compiled in the background)")
         return result
+
+    def _note_batch(self, size: int, seconds: float, queue: Any) -> None:
+        """Record a batch for ``search_facts["batches"]``: a round that ran past its price shows which compile
+        it waited for."""
+        row: Dict[str, Any] = {"configs": size, "seconds": seconds}
+        slowest = queue.children.slowest() if queue.children is not None else None
+        if slowest is not None:
+            row["slowest_compile_s"] = slowest[1]
+            row["slowest_compile"] = config_str(self.configs[slowest[0]])
+        self.batches.append(row)
 
     def compile_workers(self) -> int:
         """How many compiles run side by side: the search's compile children, else the compile threads."""
@@ -535,6 +547,7 @@ class MeasureStage:
                             "descent": t_descent - t_first, "retime": t_start + self.bench_time - t_descent}
         facts["measured"] = len(trial.timings) + len(trial.failures)
         facts["compiled_in"] = dict(trial.compiled)
+        facts["batches"] = list(trial.batches)  # the first batch, then the descent's rounds
         facts["bench_call_s"] = trial.retime_cost_s(1, 1)  # median seconds of one screening measurement
         facts["contended"] = len(trial.contended)  # timed while compile work ran in this process
         report.note(f"search {policy.name}: {facts['first_batch']} of {len(configs)} ranked candidate(s) measured "
