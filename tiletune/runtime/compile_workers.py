@@ -352,13 +352,7 @@ class ProcessCompiles:
         """Where the batch's finished child compiles spent their wall time, in seconds: ``dispatch`` (submit
         to the last child's start), ``compile`` (the longest compile) and ``return`` (the longest wait from a
         child's end until this process saw it done).  Empty before any finished."""
-        spans = []
-        for fut in set(self.futures.values()):
-            try:
-                _, _, _, start, end = fut.result(timeout=0)
-            except Exception:  # not done, a dead child or a cancelled compile: no span
-                continue
-            spans.append((start, end, self._seen.get(fut)))
+        spans = [(start, end, self._seen.get(fut)) for fut, (_, _, _, start, end) in self._finished().items()]
         if not spans or self.submitted_at is None:
             return {}
         out = {"dispatch": max(0.0, max(s for s, _, _ in spans) - self.submitted_at),
@@ -371,15 +365,25 @@ class ProcessCompiles:
     def slowest(self) -> Optional[Tuple[Hashable, float]]:
         """``(job, seconds)`` of the child compile of this batch that took longest (finished, without an
         error), or None."""
+        finished = self._finished()
         best: Optional[Tuple[Hashable, float]] = None
         for k, fut in self.futures.items():
-            try:
-                _, _, error, start, end = fut.result(timeout=0)
-            except Exception:  # not done, a dead child or a cancelled compile
+            if fut not in finished:
                 continue
+            _, _, error, start, end = finished[fut]
             if error is None and (best is None or end - start > best[1]):
                 best = (k, end - start)
         return best
+
+    def _finished(self) -> Dict[Future, Tuple[float, Optional[str], Optional[str], float, float]]:
+        """Each finished child compile of this batch (jobs of one compile share it): its result."""
+        out = {}
+        for fut in set(self.futures.values()):
+            try:
+                out[fut] = fut.result(timeout=0)
+            except Exception:  # not done, a dead child or a cancelled compile
+                continue
+        return out
 
     def busy(self) -> bool:
         """True while a child still compiles one of this batch's candidates."""
