@@ -237,9 +237,10 @@ class _Trial:
             overlapped = len(alive) > 1 and bool(queue.futures)
         if overlapped:
             result = self._rescreen(result)
-        self._note_batch(len(batch), time.perf_counter() - t0, queue)
+        seconds = time.perf_counter() - t0
+        self._note_batch(len(batch), seconds, queue)
         if jobs:
-            report.note(f"compiled and timed {len(alive)} candidate(s) in {time.perf_counter() - t0:.2f}s "
+            report.note(f"compiled and timed {len(alive)} candidate(s) in {seconds:.2f}s "
                         f"({len(jobs)} compiled in the background)")
         return result
 
