@@ -423,7 +423,6 @@ class MeasureStage:
                 grab()
             post(full_nargs, exception=None)
 
-
         return kernel_call
 
     def _agreed_candidates(self, kwargs: Dict[str, Any], problem: Any, pg: Any) -> tuple:
