@@ -50,23 +50,30 @@ def main() -> None:
     setup = {"warm_s": children.session.warm_s,
              "wall_after_setup": children.wall_s() <= children.last_done_at - entered - children.session.warm_s}
     spans = children.spans_s()
-    contention = {"during_batch": queue.contended_since(before_batch), "after_batch": queue.contended_since(after_batch),
+    contention = {"during_batch": queue.contended_since(before_batch),
+                  "after_batch": queue.contended_since(after_batch),
                   "busy_after": children.busy()}
     # one session's children serve a second batch (a descent round): they were forked for the first
-    with CompileSession(workers=2) as session:
+    with CompileSession(workers=3) as session:
         with ProcessCompiles({"b256w4": spec(256, 4)}, session):
-            pids = set(p.pid for p in session.pool._processes.values())
+            pids = set(session.child_pids())
+            forked = {"pool_sizes": list(session._sizes), "size": session.size, "children": len(pids)}
         from tiletune.runtime.compile_workers import _frozen_in_child, _warmed_in_child
 
         frozen = session.pool.submit(_frozen_in_child).result()
         warmed = session.pool.submit(_warmed_in_child).result()
         with ProcessCompiles({"b512w2": spec(512, 2)}, session) as second:
             got["b512w2"] = second.wait("b512w2")
-            same_children = set(p.pid for p in session.pool._processes.values()) == pids
+            same_children = set(session.child_pids()) == pids
+        # a batch larger than the first child pool is spread over both pools, by their free children
+        with ProcessCompiles({"w1": spec(64, 1), "w2": spec(128, 2), "w4": spec(128, 4)}, session) as third:
+            spread = {"compiled": all(third.wait(k) is not None for k in ("w1", "w2", "w4")),
+                      "dispatched": list(session.dispatched)}
     specs["b512w2"] = spec(512, 2)
     before = set(os.listdir(cache))
     out = {"children": {k: (None if v is None else {"cpu_s": v[0], "hash": v[1]}) for k, v in got.items()},
-           "second_batch_same_children": same_children, "child_frozen_objects": frozen, "contention": contention,
+           "second_batch_same_children": same_children, "forked": forked, "spread": spread,
+           "child_frozen_objects": frozen, "contention": contention,
            "spans": spans, "setup": setup, "slowest": [slowest[0], slowest[1]] if slowest else None,
            "child_warmed": {k: v is not None for k, v in warmed.items()}}
     for k, s in specs.items():

@@ -32,6 +32,15 @@ def test_a_child_compile_is_read_back_not_compiled_again(compiled):
     assert compiled["new_cache_entries"] == []  # the parent's compiles were cache hits
 
 
+def test_a_sessions_first_batch_waits_for_its_own_forks_only(compiled):
+    """The first batch (one compile) got one child, forked before it was handed over; the session's other
+    two children were forked afterwards, while it compiled, and serve the later batches with it."""
+    assert compiled["forked"] == {"pool_sizes": [1, 2], "size": 3, "children": 3}
+    # batches of 1, 1 and 3 compiles, each handed to the pool with the most idle children: the second to the
+    # second pool, the third's 3 over both
+    assert compiled["spread"] == {"compiled": True, "dispatched": [2, 3]}
+
+
 def test_a_sessions_children_compile_its_later_batches(compiled):
     assert compiled["second_batch_same_children"]
     assert compiled["child_frozen_objects"] > 1000  # the parent's heap is out of the child's collector's reach

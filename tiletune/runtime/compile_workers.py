@@ -42,7 +42,7 @@ import time
 import warnings
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Hashable, Optional, Tuple
+from typing import Any, Callable, Dict, Hashable, List, Optional, Tuple
 
 import triton.language as tl
 
@@ -250,6 +250,10 @@ def children_for(n_jobs: int) -> int:
     return max(1, min(n_jobs, max_workers(n_jobs + 1) - 1))
 
 
+def _ready() -> None:
+    """Submitted to a new pool to fork its children now (a fork-context pool forks at its first submit)."""
+
+
 class CompileSession:
     """Child processes that compile for one tuning search; a context manager.
 
@@ -259,47 +263,108 @@ class CompileSession:
     compile again.  ``workers`` children at most (default: the cores but one,
     up to 16 unless the first batch is larger: a descent round's neighbours,
     12-24 points, then compile in one or two waves).
+
+    The forks come in two steps.  A fork of a process that holds a CUDA
+    context costs 9-24 ms on the H100 host, and a pool forks all its
+    children before any of them starts: 15 children delayed a first batch of
+    3 compiles by 0.13-0.36 s (bench/results/gpu_bench_search_s21f.json,
+    ``start_children_s``).  So the first batch gets one child per compile,
+    and the rest of the children are forked after that batch is handed
+    over, while its compiles run and this process only waits for them.
     """
 
     def __init__(self, workers: Optional[int] = None) -> None:
         self.id = next(_session_ids)
         self.workers = workers
-        self.pool: Optional[ProcessPoolExecutor] = None
+        self.pools: List[ProcessPoolExecutor] = []
+        self._in_flight: List[List[Future]] = []  # per pool, its compiles handed over and not yet seen done
+        self._sizes: List[int] = []  # children per pool
+        self.dispatched: List[int] = []  # compiles handed to each pool so far
+        self._to_fork = 0  # children still to fork once the first batch is handed over
         self.broken = False
-        self.size = 0  # children in the pool once started (how many compiles run side by side)
+        self.size = 0  # children in the pools once started (how many compiles run side by side)
         self.warm_s = 0.0  # seconds of this process' compiler warm-up spent by this session (warm_compiler)
+        self.handed_at: Optional[float] = None  # when the last submit had handed its compiles to the children
+        self.fork_rest_s = 0.0  # seconds the last submit spent forking the children beyond its batch's
+
+    @property
+    def pool(self) -> Optional[ProcessPoolExecutor]:
+        """The pool of the first batch's children (None before the first submit)."""
+        return self.pools[0] if self.pools else None
+
+    def child_pids(self) -> List[int]:
+        """The process ids of the children forked so far."""
+        return [p.pid for pool in self.pools for p in (getattr(pool, "_processes", None) or {}).values()]
+
+    def _fork(self, n: int) -> None:
+        """Start a pool of ``n`` children and fork them now."""
+        pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork"),
+                                   initializer=_child_start)
+        self.pools.append(pool)
+        self._in_flight.append([])
+        self._sizes.append(n)
+        self.dispatched.append(0)
+        pool.submit(_ready)
+
+    def _start(self, specs: Dict[Hashable, CompileSpec]) -> None:
+        for target in {repr(s.target): s.target for s in specs.values()}.values():
+            self.warm_s += warm_compiler(target) or 0.0
+        _KERNELS[self.id] = {id(s.fn): s.fn for s in specs.values()}
+        n = self.workers or children_for(max(16, len(specs)))  # room for larger later batches
+        first = min(n, len({s.identity() for s in specs.values()}))
+        self._fork(first)
+        self.size, self._to_fork = first, n - first
+
+    def _least_loaded(self) -> int:
+        """The pool for the next compile: the most idle children, else the shortest queue per child."""
+        for flight in self._in_flight:
+            flight[:] = [f for f in flight if not f.done()]
+        load = [len(flight) for flight in self._in_flight]
+        return min(range(len(self.pools)), key=lambda j: (load[j] - self._sizes[j], load[j] / self._sizes[j], j))
 
     def submit(self, specs: Dict[Hashable, CompileSpec]) -> Dict[Hashable, Future]:
         """Start compiling ``specs`` in the children; a future per key the children can compile."""
+        self.handed_at, self.fork_rest_s = None, 0.0
         if not specs or self.broken:
             return {}
-        if self.pool is None:
-            for target in {repr(s.target): s.target for s in specs.values()}.values():
-                self.warm_s += warm_compiler(target) or 0.0
-            _KERNELS[self.id] = {id(s.fn): s.fn for s in specs.values()}
-            n = self.workers or children_for(max(16, len(specs)))  # room for larger later batches
-            self.size = n
-            self.pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork"),
-                                            initializer=_child_start)
-        known = _KERNELS[self.id]
         futures: Dict[Hashable, Future] = {}
-        first_key: Dict[str, Hashable] = {}
         with warnings.catch_warnings():
             # Python 3.12+ warns on fork in a threaded process; the children only compile.
             warnings.simplefilter("ignore", DeprecationWarning)
-            for k, spec in specs.items():
-                if id(spec.fn) not in known:  # a kernel the children never saw: the threads compile it
-                    continue
-                twin = first_key.setdefault(spec.identity(), k)
-                if twin != k:
-                    futures[k] = futures[twin]
-                    continue
+            try:
+                if not self.pools:
+                    self._start(specs)
+                futures = self._hand_over(specs)
+            except Exception:  # the pool could not start or broke (fork refused, a child died)
+                self.broken = True
+            self.handed_at = time.perf_counter()
+            if self._to_fork and not self.broken:
+                n, self._to_fork = self._to_fork, 0
                 try:
-                    futures[k] = self.pool.submit(_compile_in_child, self.id, id(spec.fn), spec.signature,
-                                                  spec.constexprs, spec.attrs, spec.options, spec.target)
-                except Exception:  # the pool could not start or broke (fork refused, a child died)
-                    self.broken = True
-                    break
+                    self._fork(n)
+                    self.size += n
+                except Exception:  # the first batch's children still serve the search
+                    pass
+                self.fork_rest_s = time.perf_counter() - self.handed_at
+        return futures
+
+    def _hand_over(self, specs: Dict[Hashable, CompileSpec]) -> Dict[Hashable, Future]:
+        known = _KERNELS[self.id]
+        futures: Dict[Hashable, Future] = {}
+        first_key: Dict[str, Hashable] = {}
+        for k, spec in specs.items():
+            if id(spec.fn) not in known:  # a kernel the children never saw: the threads compile it
+                continue
+            twin = first_key.setdefault(spec.identity(), k)
+            if twin != k:
+                futures[k] = futures[twin]
+                continue
+            j = self._least_loaded()
+            fut = self.pools[j].submit(_compile_in_child, self.id, id(spec.fn), spec.signature,
+                                       spec.constexprs, spec.attrs, spec.options, spec.target)
+            self._in_flight[j].append(fut)
+            self.dispatched[j] += 1
+            futures[k] = fut
         return futures
 
     def __enter__(self) -> "CompileSession":
@@ -310,17 +375,18 @@ class CompileSession:
 
     def close(self) -> None:
         """Stop the children (a child still compiling, or hung, is terminated)."""
-        if self.pool is None:
+        if not self.pools:
             return
-        children = list((getattr(self.pool, "_processes", None) or {}).values())  # shutdown forgets them
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        children = [p for pool in self.pools for p in (getattr(pool, "_processes", None) or {}).values()]
+        for pool in self.pools:  # shutdown forgets the children, so they were listed first
+            pool.shutdown(wait=False, cancel_futures=True)
         deadline = time.perf_counter() + 1.0  # idle children exit at once; one still compiling is stopped
         for proc in children:
             proc.join(timeout=max(0.0, deadline - time.perf_counter()))
             if proc.is_alive():
                 proc.terminate()
         _KERNELS.pop(self.id, None)
-        self.pool = None
+        self.pools, self._in_flight, self._sizes = [], [], []
 
 
 class ProcessCompiles:
@@ -338,7 +404,7 @@ class ProcessCompiles:
         self.own = session is None
         self.session = CompileSession(workers) if session is None else session
         self.futures: Dict[Hashable, Future] = {}
-        self.submitted_at: Optional[float] = None  # after the submit (and the forks of a session's first batch)
+        self.submitted_at: Optional[float] = None  # when the children had the batch (after the forks it waited for)
         self.last_done_at: Optional[float] = None
         self.finished = 0  # child compiles of this batch done so far
         self._seen: Dict[Future, float] = {}  # when this process saw each child compile done
@@ -402,7 +468,7 @@ class ProcessCompiles:
 
     def __enter__(self) -> "ProcessCompiles":
         self.futures = self.session.submit(self.specs)
-        self.submitted_at = time.perf_counter()
+        self.submitted_at = self.session.handed_at or time.perf_counter()
         for fut in set(self.futures.values()):
             fut.add_done_callback(self._done)
         return self

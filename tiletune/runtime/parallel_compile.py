@@ -37,7 +37,6 @@ from .env import env_off
 __all__ = ["parallel_enabled", "max_workers", "compile_all", "compiling", "CompileQueue", "describe_error"]
 
 
-
 def parallel_enabled() -> bool:
     """False when ``TRITON_AUTOTUNE_PARALLEL_COMPILE`` or ``TILETUNE_PARALLEL_COMPILE`` is 0/false."""
     return not env_off("TILETUNE_PARALLEL_COMPILE", "TRITON_AUTOTUNE_PARALLEL_COMPILE")
@@ -286,8 +285,11 @@ def compiling(jobs: Dict[Hashable, Callable[[], Any]], *, parallel: Optional[boo
     warmed_before = session.warm_s if session is not None else 0.0
     with ProcessCompiles(specs, session, workers=children_for(len(jobs))) as children, \
             _TimedPool(queue, max_workers=max_workers(len(jobs)), thread_name_prefix="tiletune-compile") as pool:
-        warm = children.session.warm_s - warmed_before
-        queue.stage_s.update(capture=t1 - t0, warm_compiler=warm, start_children=time.perf_counter() - t1 - warm)
+        session = children.session
+        warm = session.warm_s - warmed_before
+        handed = session.handed_at if session.handed_at is not None else time.perf_counter()
+        queue.stage_s.update(capture=t1 - t0, warm_compiler=warm, start_children=max(0.0, handed - t1 - warm),
+                             fork_rest=session.fork_rest_s)
         queue.children = children
         with AsyncCompileMode(pool, ignore_errors=True):
             for k, job in jobs.items():
