@@ -47,6 +47,7 @@ from typing import Any, Callable, Dict, Hashable, List, Optional, Tuple
 import triton.language as tl
 
 from .env import env_off
+from .launcher_prebuild import build_launcher, prepare_launcher_build
 
 __all__ = ["CompileSpec", "processes_enabled", "capture_specs", "children_for", "CompileSession",
            "ProcessCompiles", "WAIT_S", "warm_compiler"]
@@ -185,6 +186,12 @@ def _compile_in_child(session: int, token: int, signature: Dict[str, Any], const
     return _user_cpu_s() - t0, digest, error, start, time.perf_counter()
 
 
+def _launcher_in_child(session: int, token: int, signature: Dict[str, Any], constexprs: Dict[Any, Any],
+                       attrs: Dict[Any, Any], options: Dict[str, Any], target: Any) -> bool:
+    """In a forked child: build the launcher of a spec's kernel into Triton's cache (launcher_prebuild)."""
+    return build_launcher(CompileSpec(_KERNELS[session][token], signature, constexprs, attrs, options, target))
+
+
 def _warm_body(out_ptr):
     tl.store(out_ptr, 0)
 
@@ -271,6 +278,9 @@ class CompileSession:
     ``start_children_s``).  So the first batch gets one child per compile,
     and the rest of the children are forked after that batch is handed
     over, while its compiles run and this process only waits for them.
+    The first pool has one more child where the kernel's host launcher can
+    be built before any candidate compiled (:mod:`.launcher_prebuild`);
+    :attr:`launcher` is that build's future, which the first launch awaits.
     """
 
     def __init__(self, workers: Optional[int] = None) -> None:
@@ -286,6 +296,7 @@ class CompileSession:
         self.warm_s = 0.0  # seconds of this process' compiler warm-up spent by this session (warm_compiler)
         self.handed_at: Optional[float] = None  # when the last submit had handed its compiles to the children
         self.fork_rest_s = 0.0  # seconds the last submit spent forking the children beyond its batch's
+        self.launcher: Optional[Future] = None  # a child building the kernel's launcher (launcher_prebuild)
 
     @property
     def pool(self) -> Optional[ProcessPoolExecutor]:
@@ -311,9 +322,14 @@ class CompileSession:
             self.warm_s += warm_compiler(target) or 0.0
         _KERNELS[self.id] = {id(s.fn): s.fn for s in specs.values()}
         n = self.workers or children_for(max(16, len(specs)))  # room for larger later batches
-        first = min(n, len({s.identity() for s in specs.values()}))
+        spec = next(iter(specs.values()))
+        launcher = prepare_launcher_build(spec)  # one more child builds it (launcher_prebuild)
+        first = min(n, len({s.identity() for s in specs.values()}) + launcher)
         self._fork(first)
         self.size, self._to_fork = first, n - first
+        if launcher:
+            self.launcher = self.pools[0].submit(_launcher_in_child, self.id, id(spec.fn), spec.signature,
+                                                 spec.constexprs, spec.attrs, spec.options, spec.target)
 
     def _least_loaded(self) -> int:
         """The pool for the next compile: the most idle children, else the shortest queue per child."""

@@ -165,6 +165,11 @@ class _TimedPool(ThreadPoolExecutor):
         return super().submit(timed)
 
 
+#: Seconds a launch waits for the launcher being built beside the first compiles (about 0.3 s on the H100
+#: host) before it goes on and builds its own.
+LAUNCHER_WAIT_S = 30.0
+
+
 class CompileQueue:
     """Compiles submitted by :func:`compiling`; :meth:`wait` blocks for one of them.
 
@@ -245,6 +250,12 @@ class CompileQueue:
         if exc is not None:
             self.failures[k] = describe_error(exc)
             return self.failures[k]
+        launcher = getattr(getattr(self.children, "session", None), "launcher", None)
+        if launcher is not None:  # a child builds the kernel's launcher: a launch now would build its own
+            try:
+                launcher.result(timeout=LAUNCHER_WAIT_S)
+            except Exception:  # failed, died or slow: the launch builds it
+                pass
         return None
 
 
