@@ -216,12 +216,13 @@ class Timer:
                                              return_mode="median"))
 
     def interleaved(self, fns: Dict[str, Callable[[], Any]], rounds: int) -> Dict[str, dict]:
+        """``rounds`` rounds of one :meth:`final` timing per function, in an order that moves each function
+        through every part of a round (:func:`round_order`); the median and every sample, per function."""
         samples: Dict[str, List[float]] = {k: [] for k in fns}
         errors: Dict[str, str] = {}
         keys = list(fns)
         for r in range(max(1, rounds)):
-            order = keys[r % len(keys):] + keys[:r % len(keys)] if keys else []
-            for k in order:
+            for k in round_order(keys, r, rounds):
                 if k in errors:
                     continue
                 try:
@@ -243,6 +244,17 @@ class Timer:
         import triton.testing
 
         return float(triton.testing.do_bench(fn, quantiles=(0.5, 0.2, 0.8))[0])
+
+
+def round_order(keys: List[str], r: int, rounds: int) -> List[str]:
+    """The order of round ``r`` of ``rounds``: ``keys`` rotated by ``r * len(keys) // rounds``, so each key is
+    timed once in every ``1/rounds`` of a round.  A rotation by ``r`` kept the first group's configs (the
+    tiletune picks) at the head of every round, where s22a and s22c saw twice the share of interfered samples
+    (over 1.3x the config's fastest) of the rest of the round."""
+    if not keys:
+        return []
+    shift = (r * len(keys)) // max(1, rounds) % len(keys)
+    return keys[shift:] + keys[:shift]
 
 
 #: A config whose median on the reporting rounds and on the choosing rounds differ by more than this factor

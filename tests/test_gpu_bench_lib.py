@@ -35,3 +35,14 @@ def test_a_disturbed_round_of_the_chosen_config_is_not_reported_as_its_time():
     got = lib.best_known(timings, {"a": ("exhaustive", a), "b": ("tiletune", b)})
     assert got["best"] == lib.config_label(a) and got["unstable"]
     assert got["ms"] == pytest.approx(6.65)
+
+
+def test_the_final_rounds_move_every_config_through_every_part_of_a_round():
+    """No group is timed at the head of every round (where interference from the tunes just before lands)."""
+    round_order = lib.round_order
+    keys = [f"c{i}" for i in range(12)]
+    orders = [round_order(keys, r, 6) for r in range(6)]
+    assert all(sorted(o) == sorted(keys) for o in orders)
+    for k in keys:  # each key once in each sixth of a round
+        assert sorted(o.index(k) * 6 // len(keys) for o in orders) == list(range(6))
+    assert round_order([], 0, 6) == [] and round_order(["a"], 3, 6) == ["a"]
