@@ -72,11 +72,12 @@ MIN_STAGES, MAX_STAGES = 1, 7
 #: 0.6.0.post2 have 1-8 configs (median 4 over 41 lists), the fixtures' 3-8 (median 5, as over the 42
 #: pairs of the H100 benchmark).  The price of a config is low: on the H100 a hand-list config cost
 #: triton.autotune 1.2x (compile_s + STOCK_BENCH_S) (median over 42 pairs; compiling in the tuning
-#: process is slower than in a child), so 6 priced configs are about the median list's 5.  Priced at 5
-#: (bench/results/gpu_bench_search.md, s21a-e), the median first tune beat the hand lists' in all four
-#: runs (1.35-1.45 s against 1.71-1.91 s), but the descent then ran in 16-23 of the 42 pairs (35-39 at 6)
-#: and the worst pair rose to 1.09-1.30: the search is kept at the median list's cost, not under it.
-HAND_LIST_CONFIGS = 6
+#: process is slower than in a child), so 5 priced configs cost about 0.83 of the median list of 5.
+#: Priced at 5 before the first batch got cheaper (s21a-e, bench/results/gpu_bench_search.md), the descent
+#: ran in only 16-23 of the 42 pairs; with the launcher built beside the first compiles and the forks
+#: staged (median first batch 0.55 s against 0.78-0.84 s), it ran in 32-35 (s22c-d), and the median first
+#: tune was 1.33-1.36 s against the hand lists' 1.71-1.75 s.
+HAND_LIST_CONFIGS = 5
 STOCK_BENCH_S = 0.125
 
 
