@@ -48,7 +48,8 @@ def main() -> None:
     after_batch = queue.mark()
     # the batch's wall time starts once the children exist: the warm-up and the forks before it are not in it
     setup = {"warm_s": children.session.warm_s,
-             "wall_after_setup": children.wall_s() <= children.last_done_at - entered - children.session.warm_s}
+             "wall_after_setup": children.wall_s() <= children.last_done_at - entered - children.session.warm_s,
+             "typical_within_wall": 0 < children.typical_wall_s() <= children.wall_s()}
     spans = children.spans_s()
     contention = {"during_batch": queue.contended_since(before_batch),
                   "after_batch": queue.contended_since(after_batch),

@@ -59,6 +59,8 @@ def test_a_batchs_compile_latency_leaves_out_the_sessions_one_time_set_up(compil
     part of a wave."""
     assert compiled["setup"]["warm_s"] > 0
     assert compiled["setup"]["wall_after_setup"]
+    # the wave a descent round is priced with: until half the batch's compiles ended, not its slowest
+    assert compiled["setup"]["typical_within_wall"]
 
 
 def test_the_warm_up_compiles_once_per_process_and_target():

@@ -125,7 +125,7 @@ class _Trial:
         self.contended: set = set()  # timed while compile work ran in this process
         self.compile_s: Optional[float] = None  # one compile's seconds, measured (the time budget's price)
         self.setup_s = 0.0  # the first batch's once-per-process set-up seconds (added to the time budget)
-        self.compile_latency_s: Optional[float] = None  # the first batch's compiles side by side, wall seconds
+        self.compile_latency_s: Optional[float] = None  # the first batch's typical compile wave, wall seconds
         self.bench_s: List[float] = []  # seconds per benchmark call, on the measuring clock
         self.compiled: Dict[str, Any] = {"children": 0, "threads": 0}  # where compiles ran, stage seconds
         self.session: Any = None  # the search's CompileSession (children kept between batches)
@@ -218,7 +218,7 @@ class _Trial:
         children_wall = queue.children.wall_s() if queue.children is not None else None
         if self.compile_s is None:
             self.compile_s = queue.compile_seconds()
-            self.compile_latency_s = children_wall
+            self.compile_latency_s = queue.children.typical_wall_s() if queue.children is not None else None
             # once-per-process work the first batch did (the first capture binds the kernel and may start the
             # driver; the first fork warms the compiler): a hand list tuned first pays it too
             self.setup_s = queue.stage_s.get("capture", 0.0) + queue.stage_s.get("warm_compiler", 0.0)
