@@ -2,57 +2,44 @@
 of any config would build: Triton keys its disk cache by the generated source, so that source must not
 depend on what only the compile knows (constexpr values, the compiled metadata)."""
 
-import pytest
-import triton
-import triton.language as tl
-from triton.backends.compiler import GPUTarget
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
-from tiletune.runtime.compile_workers import CompileSpec
-from tiletune.runtime.launcher_prebuild import _LauncherMetadata, prepare_launcher_build
+import pytest
+
+from tiletune.runtime.launcher_prebuild import prepare_launcher_build
+
+ROOT = Path(__file__).resolve().parent.parent
 
 nvidia_driver = pytest.importorskip("triton.backends.nvidia.driver")
 if not hasattr(nvidia_driver, "make_launcher"):  # Triton 3.7+: one generic launcher, nothing built per kernel
     pytest.skip("this Triton builds no launcher per signature", allow_module_level=True)
 
 
-@triton.jit
-def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
-
-
-def spec(block: int, warps: int) -> CompileSpec:
-    signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
-    attrs = {(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]]}
-    fn = triton.runtime.jit.JITFunction(scale_kernel.fn)  # a JITFunction also under TRITON_INTERPRET
-    return CompileSpec(fn, signature, {(3,): block}, attrs, {"num_warps": warps, "num_stages": 1},
-                       GPUTarget("cuda", 90, 32))
-
-
-def launcher_source(src, metadata) -> str:
-    """The C source Triton 3.6's CudaLauncher generates for ``src`` (an ASTSource) and ``metadata``."""
-    arg_idx = lambda x: (src.fn.arg_names.index(x), ) if isinstance(x, str) else x  # noqa: E731 (as Triton)
-    constants = {arg_idx(k): v for k, v in src.constants.items()}
-    return nvidia_driver.make_launcher(constants, dict(src.signature), getattr(metadata, "tensordesc_meta", None))
-
-
-def test_the_prebuilt_launcher_source_is_what_every_compiled_config_launches_with(tmp_path, monkeypatch):
-    from triton.compiler import ASTSource
-
-    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
-    first = spec(256, 4)
-    prebuilt = launcher_source(ASTSource(first.fn, first.signature, first.constexprs, first.attrs),
-                               _LauncherMetadata())
-    for block, warps in ((256, 4), (1024, 8), (64, 1)):
-        kernel = spec(block, warps).compile()  # compile-only, for sm_90
-        assert launcher_source(kernel.src, kernel.metadata) == prebuilt
+def test_the_prebuilt_launcher_source_is_what_every_compiled_config_launches_with(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env.update(TRITON_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "launcher_source_worker.py")],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout) == {"same_source": {"256w4": True, "1024w8": True, "64w1": True}}
 
 
 def test_no_launcher_is_built_for_a_device_this_process_does_not_launch_on():
-    """On a host without that GPU (CI) the first launch keeps building it, as without the prebuild."""
+    """On a host without that GPU (CI) the first launch keeps building it, as without the prebuild; a
+    signature with tensor descriptors is never prebuilt (its launcher depends on the compiled kernel)."""
     import torch
+    from triton.backends.compiler import GPUTarget
 
+    from tiletune.runtime.compile_workers import CompileSpec
+
+    def spec(signature):
+        return CompileSpec(None, signature, {}, {}, {"num_warps": 4}, GPUTarget("cuda", 90, 32))
+
+    assert prepare_launcher_build(spec({"x_ptr": "*fp32", "desc": "tensordesc<fp16[64, 64]>"})) is False
     if torch.cuda.is_available():
         pytest.skip("a CUDA device is present")
-    assert prepare_launcher_build(spec(256, 4)) is False
+    assert prepare_launcher_build(spec({"x_ptr": "*fp32", "n": "i32"})) is False
