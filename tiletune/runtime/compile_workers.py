@@ -402,7 +402,8 @@ class CompileSession:
             if proc.is_alive():
                 proc.terminate()
         _KERNELS.pop(self.id, None)
-        self.pools, self._in_flight, self._sizes = [], [], []
+        self.pools, self._in_flight, self._sizes, self.dispatched = [], [], [], []
+        self.launcher = None
 
 
 class ProcessCompiles:

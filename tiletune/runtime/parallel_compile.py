@@ -250,12 +250,14 @@ class CompileQueue:
         if exc is not None:
             self.failures[k] = describe_error(exc)
             return self.failures[k]
-        launcher = getattr(getattr(self.children, "session", None), "launcher", None)
+        session = getattr(self.children, "session", None)
+        launcher = getattr(session, "launcher", None)
         if launcher is not None:  # a child builds the kernel's launcher: a launch now would build its own
             try:
                 launcher.result(timeout=LAUNCHER_WAIT_S)
             except Exception:  # failed, died or slow: the launch builds it
                 pass
+            session.launcher = None  # awaited once: a build that hung must not hold up every later wait
         return None
 
 
