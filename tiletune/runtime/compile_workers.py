@@ -56,6 +56,10 @@ __all__ = ["CompileSpec", "processes_enabled", "capture_specs", "children_for", 
 #: itself (a child that deadlocked after the fork must not stall tuning).
 WAIT_S = 120.0
 
+#: Seconds the first launch waits for the child building the kernel's launcher (about 0.3 s on the H100
+#: host) before it goes on and builds its own.
+LAUNCHER_WAIT_S = 30.0
+
 
 def processes_enabled() -> bool:
     """True unless ``TILETUNE_COMPILE_PROCESSES`` is 0/false or this platform cannot fork."""
@@ -324,12 +328,24 @@ class CompileSession:
         n = self.workers or children_for(max(16, len(specs)))  # room for larger later batches
         spec = next(iter(specs.values()))
         launcher = prepare_launcher_build(spec)  # one more child builds it (launcher_prebuild)
-        first = min(n, len({s.identity() for s in specs.values()}) + launcher)
+        first = min(n, len({s.identity() for s in specs.values()}) + int(launcher))
         self._fork(first)
         self.size, self._to_fork = first, n - first
         if launcher:
             self.launcher = self.pools[0].submit(_launcher_in_child, self.id, id(spec.fn), spec.signature,
                                                  spec.constexprs, spec.attrs, spec.options, spec.target)
+
+    def await_launcher(self) -> None:
+        """Wait for the child building the kernel's launcher (:attr:`launcher`), at most
+        :data:`LAUNCHER_WAIT_S`; once: a build that failed or hung leaves the launch to build its own, and
+        holds up no later wait."""
+        launcher, self.launcher = self.launcher, None
+        if launcher is None:
+            return
+        try:
+            launcher.result(timeout=LAUNCHER_WAIT_S)
+        except Exception:  # failed, died or slow: the launch builds it
+            pass
 
     def _least_loaded(self) -> int:
         """The pool for the next compile: the most idle children, else the shortest queue per child."""

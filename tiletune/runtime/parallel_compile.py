@@ -165,11 +165,6 @@ class _TimedPool(ThreadPoolExecutor):
         return super().submit(timed)
 
 
-#: Seconds a launch waits for the launcher being built beside the first compiles (about 0.3 s on the H100
-#: host) before it goes on and builds its own.
-LAUNCHER_WAIT_S = 30.0
-
-
 class CompileQueue:
     """Compiles submitted by :func:`compiling`; :meth:`wait` blocks for one of them.
 
@@ -250,14 +245,8 @@ class CompileQueue:
         if exc is not None:
             self.failures[k] = describe_error(exc)
             return self.failures[k]
-        session = getattr(self.children, "session", None)
-        launcher = getattr(session, "launcher", None)
-        if launcher is not None:  # a child builds the kernel's launcher: a launch now would build its own
-            try:
-                launcher.result(timeout=LAUNCHER_WAIT_S)
-            except Exception:  # failed, died or slow: the launch builds it
-                pass
-            session.launcher = None  # awaited once: a build that hung must not hold up every later wait
+        if self.children is not None:  # a launch now would build the launcher a child may be building
+            self.children.session.await_launcher()
         return None
 
 
