@@ -261,6 +261,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 + ". Its value enters the model: pass it with " + " ".join(f"--fixed {n}=<value>" for n in missing)
             )
         fixed.update(values)
+        carries = {n: why for n, why in spec.meaning.items() if verdict.is_tuned(n) and n not in fixed and n not in hints}
+        if carries:
+            raise _UsageError(
+                f"kernel {spec.name!r}: " + "; ".join(f"{n} may carry meaning: {why[0]}" for n, why in carries.items())
+                + ". A value other than the one your data is built for computes something else, so it is not "
+                + "searched: pass it with " + " or ".join(f"--fixed {n}=<value>" for n in carries)
+                + ", or list the values that are safe with " + " ".join(f"--hint {n}=<v1>,<v2>" for n in carries)
+            )
         prune = unknown_guards(spec, target, verdict.tuned, fixed)
         if not spec.complete:
             err.write(
