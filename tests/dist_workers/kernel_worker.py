@@ -114,6 +114,8 @@ def make_kernel(step: dict, pg, probe: Probe):
         kw["do_bench"] = probe.do_bench
     if step.get("prune_by_rank"):
         kw["prune_configs_by"] = {"early_config_prune": lambda cs, nargs, **k: list(cs)[: 2 + RANK]}
+    if "verify" in step:  # the agreement check adds one launch per candidate (tests/test_agreement.py)
+        kw["verify"] = step["verify"]
     if step.get("search"):  # a SearchPolicy's fields: the measured search's descent runs
         kw["search"] = SearchPolicy(**{"name": "step", **step["search"]})
     return tiletune.autotune(configs=configs, key=["n_elements"], pre_hook=probe.pre_hook, target="h100",
