@@ -262,3 +262,39 @@ def test_probes_add_the_reference_with_one_parameter_changed():
     assert added == [3]  # BK took one value in the batch; the pool's BM=64, BK=128 differs only in BK
     assert differing(pool[0], pool[3]) == ["BK"]
     assert probe_indices(pool, [0, 1, 3]) == []
+
+
+# ----- a dev-corpus library kernel, launched as its library launches it ---------------------------
+from library_kernels import CORPUS, library_kernel  # noqa: E402
+
+_TORCHAO_FP8 = CORPUS / "torchao/torchao/kernel/blockwise_quantization.py"
+
+
+def _torchao_gemm(tmp_path, *, key):
+    if not _TORCHAO_FP8.exists():
+        pytest.skip("dev corpus not fetched (bash bench/fetch_corpus.sh)")
+    kernel = library_kernel(_TORCHAO_FP8, "blockwise_fp8_gemm_kernel", tmp_path)
+    gen = torch.Generator().manual_seed(5)
+    m, n, k, block = 48, 256, 384, 128
+    a, b = torch.randn(m, k, generator=gen), torch.randn(n, k, generator=gen)
+    a_s = torch.rand(m, k // block, generator=gen) + 0.5
+    b_s = torch.rand(n // block, k // block, generator=gen) + 0.5
+    ref = (a * a_s.repeat_interleave(block, 1)) @ (b * b_s.repeat_interleave(block, 0).repeat_interleave(block, 1)).T
+    tuned = tiletune.autotune(configs=[], key=key)(kernel)
+    c = torch.full((m, n), 3.0)
+    grid = lambda meta: (triton.cdiv(m, meta["BLOCK_SIZE_M"]), triton.cdiv(n, meta["BLOCK_SIZE_N"]))  # noqa: E731
+    return tuned, grid, (a, b, c, a_s, b_s, m, n, k, 6), ref, block
+
+
+def test_torchao_block_fp8_gemm_launched_as_torchao_does_tunes_correctly(tmp_path):
+    tuned, grid, args, ref, block = _torchao_gemm(tmp_path, key=["N", "K", "M_BUCKET", "BLOCK_SIZE_K"])
+    tuned[grid](*args, BLOCK_SIZE_K=block)  # torchao passes the scale block at launch
+    assert _rel(args[2], ref) < 1e-5
+
+
+def test_torchao_block_fp8_gemm_without_its_launch_value_refuses(tmp_path):
+    tuned, grid, args, _, _ = _torchao_gemm(tmp_path, key=["N", "K", "M_BUCKET"])
+    with pytest.raises(MeaningError) as err:
+        tuned[grid](*args)
+    assert err.value.parameter == "BLOCK_SIZE_K"
+    assert bool((args[2] == 3.0).all())
