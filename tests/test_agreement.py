@@ -298,3 +298,20 @@ def test_torchao_block_fp8_gemm_without_its_launch_value_refuses(tmp_path):
         tuned[grid](*args)
     assert err.value.parameter == "BLOCK_SIZE_K"
     assert bool((args[2] == 3.0).all())
+
+
+@pytest.mark.slow
+def test_the_cost_bench_runs_both_sides_in_fresh_processes(tmp_path):
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, str(root / "bench" / "agreement_cost.py"), "--dry-run", "--reps", "1",
+                           "--pairs", "vector_add:0", "--out", str(tmp_path)], capture_output=True, text=True,
+                          cwd=root, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    data = json.loads((tmp_path / "agreement_cost.json").read_text())
+    assert {r["verify"] for r in data["rows"]} == {"on", "off"}
+    assert [r["check"] for r in data["rows"] if r["verify"] == "on"] == ["agree"]
+    assert "| vector_add |" in (tmp_path / "agreement_cost.md").read_text()
