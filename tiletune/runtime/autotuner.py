@@ -629,8 +629,14 @@ def autotune(
 
     :param hints: values of non-tiling constexpr parameters to search along
         with the synthesized tilings, e.g. ``{"GROUP_SIZE_M": [1, 8]}``.
-    :param verify: drop candidates whose outputs differ from the first
-        candidate's (True, or a dict with ``rtol``/``atol``).
+    :param verify: the agreement check (docs/agreement-check.md).  None
+        (default): with ``configs=[]`` every candidate's outputs must agree
+        with the others' (a fingerprint, norm-wise, per dtype); a parameter
+        whose value alone changes them stops the tune with
+        :class:`~tiletune.runtime.agreement.MeaningError` naming it (pass it at
+        launch or list its safe values in ``hints``); hand lists are not
+        checked.  False: no check.  True, or a dict with ``rtol``/``atol``:
+        full outputs compared element by element, for hand lists too.
     :param target: the chip to synthesize for (a name such as ``"h100"`` or a
         ``Target``); default: ``TILETUNE_TARGET``, else the detected device
         (``"h100"`` under ``TRITON_INTERPRET=1``).
