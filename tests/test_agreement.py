@@ -315,3 +315,50 @@ def test_the_cost_bench_runs_both_sides_in_fresh_processes(tmp_path):
     assert {r["verify"] for r in data["rows"]} == {"on", "off"}
     assert [r["check"] for r in data["rows"] if r["verify"] == "on"] == ["agree"]
     assert "| vector_add |" in (tmp_path / "agreement_cost.md").read_text()
+
+
+_UNSLOTH_FP8 = CORPUS / "unsloth/unsloth/kernels/fp8.py"
+
+
+def _unsloth_w8a8(tmp_path, gk):
+    """unsloth's block-fp8 matmul on float32 data: scale blocks of 128 along N and ``gk`` along K."""
+    if not _UNSLOTH_FP8.exists():
+        pytest.skip("dev corpus not fetched (bash bench/fetch_corpus.sh)")
+    kernel = library_kernel(_UNSLOTH_FP8, "_w8a8_block_fp8_matmul", tmp_path)
+    gen = torch.Generator().manual_seed(6)
+    m, n, k, gn = 48, 256, 384, 128
+    a, b = torch.randn(m, k, generator=gen), torch.randn(n, k, generator=gen)
+    a_s = torch.rand(m, k // gk, generator=gen) + 0.5
+    b_s = torch.rand(n // gn, k // gk, generator=gen) + 0.5
+    ref = (a * a_s.repeat_interleave(gk, 1)) @ (b * b_s.repeat_interleave(gn, 0).repeat_interleave(gk, 1)).T
+    c = torch.full((m, n), 3.0)
+    args = (a, b, c, a_s, b_s, m, n, k, gn, gk, a.stride(-2), a.stride(-1), b.stride(1), b.stride(0),
+            c.stride(-2), c.stride(-1), a_s.stride(-2), a_s.stride(-1), b_s.stride(1), b_s.stride(0))
+    grid = lambda meta: (triton.cdiv(m, meta["BLOCK_SIZE_M"]) * triton.cdiv(n, meta["BLOCK_SIZE_N"]),)  # noqa: E731
+    return tiletune.autotune(configs=[], key=["M", "N", "K"])(kernel), grid, args, ref, gn
+
+
+def test_unsloth_w8a8_block_fp8_matmul_with_its_blocks_at_launch_tunes_block_m_correctly(tmp_path):
+    tuned, grid, args, ref, g = _unsloth_w8a8(tmp_path, 128)
+    tuned[grid](*args, BLOCK_SIZE_N=g, BLOCK_SIZE_K=g, GROUP_SIZE_M=8)  # as unsloth launches it, BLOCK_SIZE_M left free
+    assert _rel(args[2], ref) < 1e-5
+
+
+def test_unsloth_w8a8_block_fp8_matmul_with_block_k_free_is_right_or_refused(tmp_path):
+    """With scale blocks of 128 along K every BLOCK_SIZE_K the model allows here (<= 128) is right: the
+    tune must then be correct; with blocks of 32 along K (next test) most are wrong: it must refuse."""
+    tuned, grid, args, ref, g = _unsloth_w8a8(tmp_path, 128)
+    try:
+        tuned[grid](*args, BLOCK_SIZE_N=g, GROUP_SIZE_M=8)
+    except MeaningError as err:
+        assert err.parameter == "BLOCK_SIZE_K"
+        return
+    assert _rel(args[2], ref) < 1e-5
+
+
+def test_unsloth_w8a8_block_fp8_matmul_with_block_k_free_over_a_finer_scale_group_refuses(tmp_path):
+    tuned, grid, args, _, g = _unsloth_w8a8(tmp_path, 32)
+    with pytest.raises(MeaningError) as err:
+        tuned[grid](*args, BLOCK_SIZE_N=g, GROUP_SIZE_M=8)
+    assert err.value.parameter == "BLOCK_SIZE_K"
+    assert bool((args[2] == 3.0).all())
