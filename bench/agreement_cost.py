@@ -138,6 +138,8 @@ def main() -> None:
             for verify in order:
                 row = run_pair(fixture, index, verify, a.dry_run)
                 rows.append(row)
+                a.out.mkdir(parents=True, exist_ok=True)  # partial results survive a killed run
+                (a.out / "agreement_cost.rows.json").write_text(json.dumps(rows, indent=1, default=str))
                 status = row.get("error", "")[:200] or f"{row['first_tune_s']:.2f}s measured={row['measured']}"
                 print(f"[{rep}] {fixture}:{index} verify={verify}: {status}", flush=True)
     device = "CPU interpreter (dry run)" if a.dry_run else _device_name()
