@@ -94,21 +94,36 @@ class Fingerprint:
             flat = t.detach().reshape(-1)
             if flat.is_complex():
                 flat = torch.view_as_real(flat).reshape(-1)
-            values = flat.to(torch.float64) if flat.numel() <= FULL_COPY_ELEMENTS else None
-            full = values is not None
-            if values is None:
+            full = flat.numel() <= FULL_COPY_ELEMENTS
+            if full:
+                values = flat.to(torch.float64).clone()
+            else:
                 gen = torch.Generator(device="cpu").manual_seed(_SEED)
                 idx = torch.randint(0, flat.numel(), (SAMPLE_ELEMENTS,), generator=gen).to(flat.device)
                 values = flat.index_select(0, idx).to(torch.float64)
-                whole = flat.to(torch.float64)
-            else:
-                whole = values
-            finite = torch.isfinite(whole)
-            nonfinite = int((~finite).sum())
-            clean = torch.where(finite, whole, torch.zeros_like(whole))
-            prints[name] = _Print(tuple(t.shape), t.dtype, values.clone() if full else values,
-                                  full, float(clean.sum()), float(clean.norm()), nonfinite)
+            total, norm, nonfinite = _stats(flat)
+            prints[name] = _Print(tuple(t.shape), t.dtype, values, full, total, norm, nonfinite)
         return cls(prints)
+
+
+def _stats(flat: Any) -> Tuple[float, float, int]:
+    """Sum, 2-norm (float64 accumulation, no float64 copy of the tensor) and count of NaN/inf elements;
+    the sum and norm over the finite elements only."""
+    import torch
+
+    if not (flat.is_floating_point() or flat.is_complex()):  # integers and bool: in chunks, no whole copy
+        total, squares = 0.0, 0.0
+        for part in flat.split(FULL_COPY_ELEMENTS):
+            part = part.double()
+            total += float(part.sum())
+            squares += float((part * part).sum())
+        return total, math.sqrt(squares), 0
+    finite = torch.isfinite(flat)
+    nonfinite = int(flat.numel() - int(finite.sum()))
+    if nonfinite:
+        flat = torch.where(finite, flat, torch.zeros((), dtype=flat.dtype, device=flat.device))
+    return (float(flat.sum(dtype=torch.float64)),
+            float(torch.linalg.vector_norm(flat, dtype=torch.float64)), nonfinite)
 
 
 @dataclass
