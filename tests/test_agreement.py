@@ -362,3 +362,31 @@ def test_unsloth_w8a8_block_fp8_matmul_with_block_k_free_over_a_finer_scale_grou
         tuned[grid](*args, BLOCK_SIZE_N=g, GROUP_SIZE_M=8)
     assert err.value.parameter == "BLOCK_SIZE_K"
     assert bool((args[2] == 3.0).all())
+
+
+def test_contextual_tuning_stops_when_a_kernels_candidates_disagree():
+    a, b, s = _scaled_inputs()
+    tuned = tiletune.autotune(configs=[], key=["M", "N", "K"])(mk.group_scaled_matmul_kernel)
+
+    @tiletune.contextual_autotune(n_repeat=1, n_warmup=0)
+    def scaled(a, b, s, c):
+        _launch_scaled(tuned, a, b, s, c)
+        return c
+
+    c = torch.full((M, N), 7.0)
+    with pytest.raises(TuningError, match=r"compute different outputs .*BLOCK_K") as err:
+        scaled(a, b, s, c)
+    assert "'group_scaled_matmul_kernel'" in str(err.value)
+    assert bool((c == 7.0).all()), "the caller's tensors come back as the call found them"
+
+
+def test_contextual_tuning_of_a_correct_kernel_checks_and_tunes():
+    x = torch.randn(100, 300)
+    tuned = tiletune.autotune(configs=[], key=["n_rows", "n_cols"])(_scale_rows)
+
+    @tiletune.contextual_autotune(n_repeat=1, n_warmup=0)
+    def run(x, y):
+        tuned[lambda meta: (triton.cdiv(100, meta["BLOCK_R"]),)](x, y, 100, 300)
+        return y
+
+    assert torch.equal(run(x, torch.empty_like(x)), x * 2.0 + 1.0)
