@@ -20,7 +20,11 @@ never pickle, never eval.  Garbled files are reported once with
 :class:`TiletuneCacheWarning`, treated as empty and moved aside to
 ``<path>.corrupt`` by the next :meth:`TuningCache.put`.  A cache directory
 that cannot be written is reported once; the cache then keeps working in
-memory only.
+memory only.  As ssh treats its files, a cache file, its ``<kind>`` folder or
+the cache root that another user owns or may write (group- or world-writable,
+unless the group is the user's own private group) is not trusted: reported
+once, never read nor written, the cache then works in memory only
+(:func:`untrusted_reason`).
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ __all__ = [
     "fingerprint_diff",
     "read_cache_file",
     "read_regular_file",
+    "untrusted_reason",
     "NotACacheFileError",
     "loads_limited",
     "json_depth",
@@ -378,6 +383,63 @@ def read_cache_file(path: Path) -> Tuple[Optional[Dict[str, Any]], Optional[str]
     return data, None
 
 
+def _private_group(gid: int) -> bool:
+    """True when ``gid`` is the user's own group with no other member (a user private group)."""
+    try:
+        import grp
+        import pwd
+
+        user = pwd.getpwuid(os.getuid())
+        group = grp.getgrgid(gid)
+    except (ImportError, KeyError, OSError):
+        return False
+    return gid == user.pw_gid and group.gr_name == user.pw_name and set(group.gr_mem) <= {user.pw_name}
+
+
+def untrusted_reason(path: Path) -> Optional[str]:
+    """Why the cache file ``path`` (``<root>/<kind>/<file>``) may hold another user's writing, or None.
+
+    The file, its folder and the cache root must each (where they exist) be
+    owned by the current user (or root) and writable by nobody else: not by
+    others, and by the group only when it is the user's private group.  The
+    answer names the path and the command that fixes it.  Always None where
+    there are no Unix owners.
+    """
+    if not hasattr(os, "getuid"):
+        return None
+    uid = os.getuid()
+    seen = set()
+    for place in (path.parent.parent, path.parent, path):
+        if place in seen:
+            continue
+        seen.add(place)
+        try:
+            st = os.stat(place)
+        except OSError:  # missing (nothing to trust yet) or unreadable (reported when read)
+            continue
+        if st.st_uid not in (uid, 0):
+            return f"{place} is owned by uid {st.st_uid}, not by you (uid {uid}); chown it or remove it"
+        if st.st_mode & 0o002 or (st.st_mode & 0o020 and not _private_group(st.st_gid)):
+            who = "everyone" if st.st_mode & 0o002 else "its group"
+            return f"{place} is writable by {who} (mode {stat.S_IMODE(st.st_mode):o}); run `chmod go-w {place}`"
+    return None
+
+
+def _make_dirs(directory: Path) -> None:
+    """Create ``directory`` and its missing parents, each writable by its owner only (umask aside)."""
+    missing = []
+    for place in [directory, *directory.parents]:
+        if place.exists():
+            break
+        missing.append(place)
+    for place in reversed(missing):
+        try:
+            place.mkdir()
+        except FileExistsError:
+            continue
+        os.chmod(place, 0o755)
+
+
 _warned: set = set()
 _warned_lock = threading.Lock()
 
@@ -450,8 +512,23 @@ class TuningCache:
 
     # ---------------------------------------------------------------- reading
 
+    def _untrusted(self) -> bool:
+        """True (warned once) when the file or its folders may hold another user's writing."""
+        reason = untrusted_reason(self.path)
+        if reason is None:
+            return False
+        _warn_once(
+            ("untrusted", str(self.path), reason),
+            f"tiletune: ignoring the cache file {self.path}: {reason} (another user could plant a config); "
+            "tuning without it and keeping results in memory only",
+        )
+        return True
+
     def _refresh(self) -> Dict[str, dict]:
-        """The file's entries, re-read only when its mtime/size/inode changed."""
+        """The file's entries, re-read only when its mtime/size/inode changed (none when untrusted)."""
+        if self._untrusted():
+            self._signature, self._file_entries = None, {}
+            return self._file_entries
         try:
             sig = _stat_signature(self.path)
         except OSError as exc:
@@ -537,7 +614,7 @@ class TuningCache:
         record.setdefault("fingerprint", self.fingerprint)
         record.setdefault("created", _now_iso())
         with self._lock:
-            if not self._memory_only:
+            if not self._memory_only and not self._untrusted():
                 try:
                     self._write_merged({key: record})
                     return
@@ -548,7 +625,7 @@ class TuningCache:
     def _write_merged(self, new: Dict[str, dict]) -> None:
         from filelock import FileLock
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _make_dirs(self.path.parent)
         with FileLock(str(self.path) + ".lock", timeout=LOCK_TIMEOUT_S):
             sig = _stat_signature(self.path)
             try:

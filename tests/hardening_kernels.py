@@ -1,0 +1,21 @@
+"""Kernels for tests/test_hardening.py (issue 26), read by the analysis from this file.
+
+``copy_even`` has a tuned ``BLOCK`` and a defaulted non-tiling constexpr
+``EVEN`` that drops the masks: a cache entry that switches ``EVEN`` on
+writes past the end of an output whose length is not a multiple of BLOCK.
+``fill_row`` writes one value per column of a row: launched on an expanded
+(stride-0) output every program writes the same memory.
+"""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_even(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr = False):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2)
+    else:
+        mask = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
