@@ -111,3 +111,95 @@ def test_trusted_cache_is_a_hit(fresh_cache):
     kernel = tiletune.autotune(configs=[], key=["n"])(hk.copy_even)
     (out, _, want), said = _caught(lambda: _launch_copy_even(kernel))
     assert said == [] and torch.equal(out, want) and not kernel.configs_timings
+
+
+# ----- 3. every reader of source opens only regular files, never blocks, reads at most 4 MiB --------------
+def _tiletune(*args: str, cwd: Path = ROOT, module: str = "tiletune.cli") -> "subprocess.CompletedProcess":
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=120)
+
+
+@pytest.fixture
+def hostile_dir(tmp_path) -> Path:
+    """A folder with one good kernel file and every kind of unreadable ``*.py`` next to it."""
+    d = tmp_path / "pkg"
+    d.mkdir()
+    (d / "good.py").write_text((ROOT / "tests" / "hardening_kernels.py").read_text())
+    (d / ".#good.py").symlink_to("user@host.1234")  # an editor's lock file: a dangling symlink
+    (d / "zero.py").symlink_to("/dev/zero")
+    os.mkfifo(d / "fifo.py")
+    (d / "huge.py").write_bytes(b"# " + b"x" * (5 << 20) + b"\n")
+    return d
+
+
+UNREADABLE = {".#good.py": "dangling symlink", "zero.py": "is a device", "fifo.py": "is a FIFO",
+              "huge.py": "more than the 4194304"}
+
+
+def test_lint_dir_reports_unreadable_entries_and_lints_the_rest(hostile_dir):
+    result = _tiletune("lint", str(hostile_dir), "--format", "json")
+    assert "Traceback" not in result.stderr, result.stderr
+    found = json.loads(result.stdout)
+    by_file = {}
+    for d in found:
+        by_file.setdefault(Path(d["path"]).name, []).append(d)
+    for name, why in UNREADABLE.items():
+        assert [d["code"] for d in by_file[name]] == ["TT000"] and why in by_file[name][0]["message"], (name, by_file)
+    assert not [d for d in by_file.get("good.py", []) if d["code"] == "TT000"]
+
+
+def test_analyze_dir_reports_unreadable_entries_and_analyses_the_rest(hostile_dir):
+    result = _tiletune("analyze", str(hostile_dir))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert "copy_even" in result.stdout
+    for name, why in UNREADABLE.items():
+        assert any(name in line and why in line for line in result.stderr.splitlines()), (name, result.stderr)
+
+
+@pytest.mark.parametrize("name", sorted(UNREADABLE))
+def test_analyze_and_synth_configs_refuse_an_unreadable_file_at_once(hostile_dir, name):
+    path = str(hostile_dir / name)
+    for result in (_tiletune("analyze", path), _tiletune(path, "--target", "h100", module="tiletune.synthesis.cli")):
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+        assert path in result.stderr and UNREADABLE[name] in result.stderr, result.stderr
+
+
+def test_a_fifo_among_the_package_modules_is_skipped_not_waited_for(tmp_path):
+    """The launch finder reads the kernel's package's other modules: a FIFO or /dev/zero there is skipped."""
+    from tiletune.analysis import analyze_file
+
+    pkg = tmp_path / "proj" / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    os.mkfifo(pkg / "launcher.py")
+    (pkg / "zero.py").symlink_to("/dev/zero")
+    (pkg / "sub" / "kern.py").write_text((ROOT / "tests" / "hardening_kernels.py").read_text())
+    import signal
+
+    def hang(signum, frame):
+        raise TimeoutError("reading a package module blocked")
+
+    previous = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(60)
+    try:
+        module = analyze_file(str(pkg / "sub" / "kern.py"))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert [k.name for k in module.kernels] == ["copy_even"]
+
+
+def test_read_source_names_the_file_and_the_fix(hostile_dir):
+    from tiletune.analysis.source import read_source
+    from tiletune.errors import AnalysisError
+
+    for name, why in UNREADABLE.items():
+        with pytest.raises(AnalysisError) as info:
+            read_source(str(hostile_dir / name))
+        assert info.value.file == str(hostile_dir / name) and why in str(info.value)
+    assert "copy_even" in read_source(str(hostile_dir / "good.py"))

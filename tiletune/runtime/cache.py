@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from tiletune.errors import TiletuneCacheWarning, TiletuneError
+from tiletune.files import UnreadableFileError, read_regular_bytes
 
 from .env import env_on, env_word
 
@@ -277,40 +278,17 @@ def read_regular_file(path: Path, limit: Optional[int] = None) -> Optional[bytes
     """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes (default
     :data:`MAX_FILE_BYTES`); None if it does not exist.
 
-    Opens with ``O_NONBLOCK`` and checks ``fstat`` before reading, so a FIFO,
-    a device or a directory in its place is refused at once (OSError naming
-    what it is) instead of blocking or reading for ever.
+    Reads through :func:`tiletune.files.read_regular_bytes` (``O_NONBLOCK``,
+    ``fstat`` before reading), so a FIFO, a device or a directory in its place
+    is refused at once (:class:`NotACacheFileError` naming what it is) instead
+    of blocking or reading for ever.
     """
-    limit = MAX_FILE_BYTES if limit is None else limit
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
-        fd = os.open(path, flags)
+        return read_regular_bytes(path, MAX_FILE_BYTES if limit is None else limit)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    except IsADirectoryError:
-        raise NotACacheFileError(f"{path} is a directory, not a regular file; remove it") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            what = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a directory" if stat.S_ISDIR(st.st_mode) else (
-                "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "a socket or special file")
-            raise NotACacheFileError(f"{path} is {what}, not a regular file; remove it")
-        if st.st_size > limit:
-            raise NotACacheFileError(f"{path} is {st.st_size} bytes, more than the {limit} a cache file may have; remove it")
-        chunks = []
-        remaining = limit + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        data = b"".join(chunks)
-        if len(data) > limit:
-            raise NotACacheFileError(f"{path} grew past {limit} bytes while being read; remove it")
-        return data
-    finally:
-        os.close(fd)
+    except UnreadableFileError as exc:
+        raise NotACacheFileError(f"{exc}; it is not a tiletune cache file") from None
 
 
 def json_depth(value: Any, limit: int = MAX_JSON_DEPTH) -> int:
