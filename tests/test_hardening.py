@@ -10,6 +10,7 @@ import json
 import os
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -114,7 +115,7 @@ def test_trusted_cache_is_a_hit(fresh_cache):
 
 
 # ----- 3. every reader of source opens only regular files, never blocks, reads at most 4 MiB --------------
-def _tiletune(*args: str, cwd: Path = ROOT, module: str = "tiletune.cli") -> "subprocess.CompletedProcess":
+def _tiletune(*args: str, cwd: Path = ROOT, module: str = "tiletune.cli") -> Any:
     import subprocess
     import sys
 
@@ -203,3 +204,18 @@ def test_read_source_names_the_file_and_the_fix(hostile_dir):
             read_source(str(hostile_dir / name))
         assert info.value.file == str(hostile_dir / name) and why in str(info.value)
     assert "copy_even" in read_source(str(hostile_dir / "good.py"))
+
+
+# ----- 4. synth-configs: an out-of-range --shape is a usage error ---------------------------------------
+@pytest.mark.parametrize("value", ["99999999999999999999", "-5", str((1 << 63) - 1)])
+def test_synth_configs_refuses_an_out_of_range_shape(value):
+    result = _tiletune(str(ROOT / "tests" / "hardening_kernels.py"), "--shape", f"n={value}", "--target", "h100",
+                       module="tiletune.synthesis.cli")
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert f"--shape n={value}" in result.stderr and "out of range" in result.stderr, result.stderr
+
+
+def test_synth_configs_accepts_the_largest_shape():
+    result = _tiletune(str(ROOT / "fixtures" / "matmul.py"), "--shape", f"M={1 << 48},N={1 << 48},K={1 << 48}",
+                       "--target", "h100", module="tiletune.synthesis.cli")
+    assert result.returncode == 0 and "triton.Config(" in result.stdout, result.stderr
