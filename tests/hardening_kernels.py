@@ -3,8 +3,9 @@
 ``copy_even`` has a tuned ``BLOCK`` and a defaulted non-tiling constexpr
 ``EVEN`` that drops the masks: a cache entry that switches ``EVEN`` on
 writes past the end of an output whose length is not a multiple of BLOCK.
-``fill_row`` writes one value per column of a row: launched on an expanded
-(stride-0) output every program writes the same memory.
+``scatter_add`` adds ``x`` into a 2-D output through its strides: launched on
+an expanded (stride-0) or self-overlapping output, several elements share
+memory.
 """
 
 import triton
@@ -19,3 +20,11 @@ def copy_even(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr = False
     else:
         mask = offs < n
         tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+
+@triton.jit
+def scatter_add(x_ptr, out_ptr, n, cols, stride_r, stride_c, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    where = (offs // cols) * stride_r + (offs % cols) * stride_c
+    tl.atomic_add(out_ptr + where, tl.load(x_ptr + offs, mask=mask), mask=mask)

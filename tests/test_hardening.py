@@ -219,3 +219,47 @@ def test_synth_configs_accepts_the_largest_shape():
     result = _tiletune(str(ROOT / "fixtures" / "matmul.py"), "--shape", f"M={1 << 48},N={1 << 48},K={1 << 48}",
                        "--target", "h100", module="tiletune.synthesis.cli")
     assert result.returncode == 0 and "triton.Config(" in result.stdout, result.stderr
+
+
+# ----- 5. side-effect protection through the storage: expanded and overlapping outputs -------------------
+@pytest.mark.parametrize("layout", ["expanded", "overlapping rows"])
+def test_protection_restores_expanded_and_overlapping_outputs_exactly(fresh_cache, layout):
+    rows, cols = 25, 8
+    n = rows * cols
+    x = torch.arange(n, dtype=torch.float32) % 7
+
+    def make():
+        buf = torch.arange(300, dtype=torch.float32) * 1000
+        if layout == "expanded":
+            return buf, buf[5:6].expand(rows, cols)  # every element of the output is buf[5]
+        return buf, torch.as_strided(buf, (rows, cols), (4, 1), 10)  # each row shares 4 elements with the next
+
+    def launch(kernel, out, **meta):
+        kernel[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, out, n, cols, out.stride(0), out.stride(1), **meta)
+
+    want_buf, want_out = make()
+    launch(hk.scatter_add, want_out, BLOCK=64)  # one untuned launch
+    buf, out = make()
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        kernel = tiletune.autotune(configs=[], key=["n"])(hk.scatter_add)
+        launch(kernel, out)
+    assert len(kernel.configs_timings) > 1, "the tuning must have launched several candidates"
+    assert torch.equal(buf, want_buf), (buf - want_buf).abs().max()
+    assert not torch.equal(buf, make()[0])  # the kernel did write
+
+
+def test_snapshot_and_restore_value_hooks_go_through_the_storage():
+    from tiletune.runtime.side_effects import DefaultHooks, Snapshot
+
+    buf = torch.arange(10, dtype=torch.float32)
+    expanded = buf[3:4].expand(4, 5)
+    snap = Snapshot({"out": expanded})
+    hooks = DefaultHooks("k", [], ["out"])
+    hooks.pre_hook({"out": expanded})
+    buf[3] = -1
+    hooks.post_hook({"out": expanded}, None)
+    assert buf[3] == 3
+    buf[3] = -2
+    snap.restore()
+    assert torch.equal(buf, torch.arange(10, dtype=torch.float32))
