@@ -28,3 +28,12 @@ def scatter_add(x_ptr, out_ptr, n, cols, stride_r, stride_c, BLOCK: tl.constexpr
     mask = offs < n
     where = (offs // cols) * stride_r + (offs % cols) * stride_c
     tl.atomic_add(out_ptr + where, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def variant_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr, VARIANT: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    if VARIANT == 0:  # this variant fails when launched (a range that is not a power of two)
+        offs = offs + tl.sum(tl.arange(0, 3), axis=0) * 0
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)

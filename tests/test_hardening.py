@@ -263,3 +263,43 @@ def test_snapshot_and_restore_value_hooks_go_through_the_storage():
     buf[3] = -2
     snap.restore()
     assert torch.equal(buf, torch.arange(10, dtype=torch.float32))
+
+
+# ----- 8. a cached config that fails at launch is re-tuned once ----------------------------------------
+def test_cached_config_that_fails_at_launch_is_retuned_once_with_a_warning(fresh_cache):
+    n = 100
+    x = torch.arange(n, dtype=torch.float32)
+
+    def make():
+        return tiletune.autotune(configs=[], key=["n"], hints={"VARIANT": [0, 1]})(hk.variant_copy)
+
+    def launch(kernel):
+        out = torch.zeros(n)
+        kernel[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, out, n)
+        return out
+
+    assert torch.equal(launch(make()), x * 2)
+    (path,) = (fresh_cache / "kernel").glob("variant_copy-*.json")
+    data = json.loads(path.read_text())
+    (key,) = data["entries"]
+    assert data["entries"][key]["config"]["kwargs"]["VARIANT"] == 1  # VARIANT=0 fails at launch
+    data["entries"][key]["config"]["kwargs"]["VARIANT"] = 0  # passes every check: a hinted value
+    path.write_text(json.dumps(data))
+
+    kernel = make()
+    out, said = _caught(lambda: launch(kernel))
+    assert torch.equal(out, x * 2)
+    assert len(said) == 1 and "failed at launch" in said[0] and "VARIANT=0" in said[0] and str(path) in said[0], said
+    assert kernel.configs_timings  # tuned again
+    assert json.loads(path.read_text())["entries"][key]["config"]["kwargs"]["VARIANT"] == 1  # entry replaced
+    out, said = _caught(lambda: launch(kernel))
+    assert torch.equal(out, x * 2) and said == []
+    out, said = _caught(lambda: launch(make()))  # a fresh process's view: the new entry is a hit
+    assert torch.equal(out, x * 2) and said == []
+
+
+def test_a_launch_error_after_a_fresh_tuning_is_the_users(fresh_cache):
+    """Only a cached config's failure is re-tuned: a tuned config's launch error reaches the caller."""
+    kernel = tiletune.autotune(configs=[], key=["n"])(hk.copy_even)
+    with pytest.raises(Exception):
+        kernel[lambda m: (triton.cdiv(100, m["BLOCK"]),)](torch.zeros(100), "not a tensor", 100)
