@@ -303,3 +303,47 @@ def test_a_launch_error_after_a_fresh_tuning_is_the_users(fresh_cache):
     kernel = tiletune.autotune(configs=[], key=["n"])(hk.copy_even)
     with pytest.raises(Exception):
         kernel[lambda m: (triton.cdiv(100, m["BLOCK"]),)](torch.zeros(100), "not a tensor", 100)
+
+
+# ----- 7. the function tuner names a config that runs past autotune_timeout_s ----------------------------
+def test_function_tuner_warns_naming_a_config_that_has_not_returned_by_its_timeout(tmp_path):
+    """A config whose call is still running at its deadline is named while it runs (here it returns only
+    once warned; the clock is virtual, so nothing depends on the machine's speed)."""
+    import logging
+    import threading
+
+    from tiletune.runtime.bench import VirtualClock, set_clock
+    from tiletune.tune import autotune as tune_function
+
+    clock = VirtualClock()
+    previous = set_clock(clock)
+    released = threading.Event()
+
+    class Release(logging.Handler):
+        def emit(self, record):
+            if "has run for more than autotune_timeout_s" in record.getMessage():
+                released.set()
+
+    handler = Release()
+    logging.getLogger("tiletune.tune").addHandler(handler)
+    woke = []
+    try:
+        @tune_function([{"mode": "fast"}, {"mode": "stuck"}], key_fn=None, cache_dir=tmp_path,
+                       autotune_timeout_s=1.0, warmup=1, rep=1)
+        def f(mode):
+            if mode == "stuck" and not released.is_set():
+                clock.advance(5e3)  # 5 s pass on the clock, and the call has not returned
+                woke.append(released.wait(120))  # returns once the watchdog has named it
+            else:
+                clock.advance(1)
+            return mode
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert f() == "fast"
+    finally:
+        set_clock(previous)
+        logging.getLogger("tiletune.tune").removeHandler(handler)
+    assert woke == [True], "the stuck config was never named while it ran"
+    said = [str(w.message) for w in caught if "has run for more than" in str(w.message)]
+    assert len(said) == 1 and "{mode='stuck'}" in said[0] and "autotune_timeout_s=1" in said[0], said
