@@ -136,3 +136,58 @@ def test_show_well_formed_file_with_garbage_values(tmp_path):
         assert result.returncode == 0 and "Traceback" not in result.stderr, (args, result.stderr)
     shown = cli(tmp_path, "show", "k", "--dir", str(tmp_path)).stdout
     assert '-> "garbage"' in shown and "fingerprint='x'" in shown and "best 2.5 ms" in shown
+
+
+# ----- issue 26: only tiletune cache files inside the cache directory are ever touched ------------------
+def cli_in(cwd: Path, cache_root: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, TILETUNE_CACHE_DIR=str(cache_root), PYTHONPATH=str(ROOT))
+    return subprocess.run(
+        [sys.executable, "-m", "tiletune.runtime.cache_cli", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
+    )
+
+
+def test_clear_of_a_kernel_source_path_removes_its_entries_never_the_source(populated, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    source = work / "kernel.py"
+    text = "import triton\n\n@triton.jit\ndef matmul_kernel(a_ptr, BLOCK_M: tl.constexpr):\n    pass\n"
+    source.write_text(text)
+    for name in ("kernel.py", str(source)):
+        shown = cli_in(work, populated, "show", name)
+        assert shown.returncode == 0 and "matmul_kernel" in shown.stdout and "ag_gemm" not in shown.stdout, shown
+    result = cli_in(work, populated, "clear", "kernel.py", "--yes")
+    assert result.returncode == 0, result.stderr
+    assert source.read_text() == text  # the user's file is untouched
+    assert "removed 1 cache file(s)" in result.stdout
+    assert not list((populated / "kernel").glob("matmul_kernel-*.json"))
+    assert list((populated / "function").glob("ag_gemm-*.json"))
+
+
+@pytest.mark.parametrize("name", ["../victim.json", "{victim}", "sub/../../victim.json", "..", "nope/matmul_kernel"])
+def test_names_with_separators_or_dotdot_are_refused(populated, tmp_path, name):
+    victim = populated.parent / "victim.json"
+    victim.write_text('{"format": "tiletune-cache", "version": 1, "entries": {}}')
+    name = name.format(victim=victim)
+    for command in (["clear", name, "--yes"], ["show", name]):
+        result = cli_in(populated / "kernel", populated, *command)
+        assert result.returncode == 2, (command, result)
+        assert "Traceback" not in result.stderr and ("NAME" in result.stderr or str(victim) in result.stderr), result.stderr
+        assert victim.exists()
+    assert len(list(populated.glob("*/*.json"))) == 3
+
+
+def test_clear_never_follows_a_symlinked_kind_folder(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    precious = elsewhere / "notes-0123456789abcdef.json"
+    precious.write_text("{}")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "kernel").symlink_to(elsewhere)
+    (cache / "function").mkdir()
+    other = cache / "function" / "not_ours.json"  # not named like a cache file
+    other.write_text("{}")
+    result = cli(cache, "clear", "--yes")
+    assert result.returncode == 0 and "no cache files" in result.stdout, result
+    assert precious.exists() and other.exists()

@@ -26,6 +26,7 @@ from typing import Any, Iterable, Iterator, Mapping, Optional
 import libcst as cst
 
 from ..errors import AnalysisError
+from ..files import read_regular_bytes
 from .source import ModuleScan, SourceInfo, dotted_name, is_jit_def, iter_nodes, module_constants, parse, positions_of, read_source
 
 __all__ = ["ModuleIndex", "load_module", "Resolution", "resolve_helpers", "package_root", "project_launch_calls"]
@@ -423,10 +424,10 @@ _NAMES_CACHE: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
 
 
 def _text(path: str) -> Optional[str]:
+    """A project file's text for the cheap name filter (None when it is not a readable regular file)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
-    except OSError:
+        return read_regular_bytes(path).decode("utf-8", errors="replace")
+    except OSError:  # missing, a FIFO, a device, too big: not a module to look into
         return None
 
 

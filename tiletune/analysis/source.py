@@ -22,6 +22,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..deep_stack import MAX_EXPRESSION_DEPTH, too_deep
 from ..errors import AnalysisError
+from ..files import UnreadableFileError, read_regular_bytes
 from .model import Span
 
 __all__ = ["is_jit_def", "iter_nodes", "SourceInfo", "ModuleScan", "ScopeKey", "read_source", "parse", "positions_of", "module_constants",
@@ -74,13 +75,20 @@ class SourceInfo:
 
 # ----- reading and parsing --------------------------------------------------------
 def read_source(file: str) -> str:
-    if not os.path.exists(file):
-        raise AnalysisError("no such file", file)
-    if os.path.isdir(file):
-        raise AnalysisError("is a directory, not a Python file", file)
+    """A Python file's text as Python reads it (PEP 263 coding line, UTF-8 BOM), read safely.
+
+    Only a regular file of at most :data:`~tiletune.files.MAX_SOURCE_BYTES` is
+    read, without ever blocking (a FIFO, a device, a symlink to ``/dev/zero``);
+    anything else is an :class:`AnalysisError` naming the file.
+    """
     try:
-        with open(file, "rb") as fh:
-            data = fh.read()
+        data = read_regular_bytes(file)
+    except (FileNotFoundError, NotADirectoryError):
+        if os.path.lexists(file):
+            raise AnalysisError("is a dangling symlink (its target does not exist); fix or remove the link", file) from None
+        raise AnalysisError("no such file", file) from None
+    except UnreadableFileError as exc:
+        raise AnalysisError(exc.reason, file) from None
     except OSError as exc:
         raise AnalysisError(f"cannot read file: {exc.strerror or exc}", file) from None
     try:

@@ -20,6 +20,7 @@ import os
 from typing import Any, Iterator, Optional
 
 from tiletune import __version__
+from tiletune.errors import AnalysisError
 
 from .registry import DEFAULT_TARGET
 
@@ -56,8 +57,9 @@ class TiletunePlugin:
     def _source(self) -> str:
         if self.lines is not None:
             return "".join(self.lines)
-        with open(self.filename, encoding="utf-8") as f:
-            return f.read()
+        from tiletune.analysis.source import read_source
+
+        return read_source(self.filename)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         """Yield ``(line, column, "TTnnn message", type)`` per diagnostic (flake8 adds 1 to the column)."""
@@ -65,7 +67,7 @@ class TiletunePlugin:
 
         try:
             source = self._source()
-        except (OSError, UnicodeDecodeError):
+        except (OSError, UnicodeDecodeError, AnalysisError):
             return
         project = self.filename not in ("-", "stdin") and os.path.isfile(self.filename)
         for d in lint_source(source, self.filename, target=self.target, project=project):

@@ -23,7 +23,9 @@ def iter_python_files(paths: Iterable[str]) -> Iterator[str]:
     """Each ``*.py`` file under ``paths`` (files given explicitly are kept
     whatever their suffix), sorted, skipping hidden and build directories.
 
-    Raises :class:`UsageError` for a path that does not exist.
+    Raises :class:`UsageError` for a path that does not exist.  A dangling
+    symlink (an editor's lock file) is kept: linting it reports it as a TT000
+    finding, and the other files are linted all the same.
     """
     for p in paths:
         if os.path.isdir(p):
@@ -32,7 +34,7 @@ def iter_python_files(paths: Iterable[str]) -> Iterator[str]:
                 for name in sorted(files):
                     if name.endswith(".py"):
                         yield os.path.join(root, name)
-        elif os.path.exists(p):
+        elif os.path.lexists(p):  # a file, a FIFO, a device, a dangling link: the reader says what it is
             yield p
         else:
             raise UsageError(f"{p}: no such file or directory")

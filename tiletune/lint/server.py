@@ -11,6 +11,15 @@
 Options come from the command line (``--target``, ``--select``,
 ``--ignore``) or the client's ``initializationOptions``:
 ``{"target": "h100", "select": ["TT"], "ignore": []}``.
+
+Robustness (issue 26): the message loop (:mod:`tiletune.lint.lsp_io`) logs
+and skips a malformed header or body and keeps serving; a URI that was never
+opened gets empty results; linting runs in one worker thread, off the request
+loop, at most one analysis per document at a time, and only the newest
+version is analysed next (a burst of changes never queues stale work); a
+``codeAction`` waits at most ``ANSWER_WITHIN_S`` for the current version's
+findings and otherwise answers with none.  Every analysis is logged to the
+client (``window/logMessage``, type Log: ``tiletune: analysing URI version N``).
 """
 
 from __future__ import annotations
@@ -18,7 +27,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from typing import Any, Optional
+import sys
+import threading
+from typing import Any, Callable, Optional
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -37,6 +48,8 @@ log = logging.getLogger(__name__)
 SOURCE = "tiletune"
 #: Seconds without a change before a changed document is linted again.
 DEBOUNCE_S = 0.2
+#: Longest a code action waits for the current version's findings before answering with none.
+ANSWER_WITHIN_S = 1.5
 
 
 class TiletuneLanguageServer(LanguageServer):
@@ -48,6 +61,8 @@ class TiletuneLanguageServer(LanguageServer):
         self.codes = codes if codes is not None else select_codes()
         self._cache: dict[str, tuple[tuple, list[Diagnostic]]] = {}
         self._pending: dict[str, asyncio.TimerHandle] = {}
+        self._running: dict[str, Any] = {}  # uri -> the future of its analysis in a worker thread
+        self.answer_within_s = ANSWER_WITHIN_S
 
     def configure(self, options: Any) -> None:
         """Apply ``initializationOptions`` (a dict; unknown keys ignored)."""
@@ -55,6 +70,9 @@ class TiletuneLanguageServer(LanguageServer):
             return
         if isinstance(options.get("target"), str):
             self.target = options["target"]
+        wait = options.get("answer_within_s")
+        if isinstance(wait, (int, float)) and not isinstance(wait, bool) and 0 <= wait <= 60:
+            self.answer_within_s = float(wait)
         select, ignore = options.get("select"), options.get("ignore")
         if select is not None or ignore is not None:
             try:
@@ -62,27 +80,130 @@ class TiletuneLanguageServer(LanguageServer):
             except UsageError as exc:
                 self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=f"tiletune: {exc}"))
 
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """Serve over stdio with :func:`tiletune.lint.lsp_io.serve` (survives malformed messages)."""
+        from threading import Event
+
+        from pygls.io_ import StdinAsyncReader, StdoutWriter
+
+        from .lsp_io import serve
+
+        self._stop_event = Event()
+        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(serve(self._stop_event, reader, self.protocol, log, self.report_server_error))
+        except BrokenPipeError:
+            log.error("Connection to the client is lost! Shutting down the server.")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    def _open_document(self, uri: str) -> Any:
+        """The open document ``uri`` (None for a URI the client never opened: never read from disk)."""
+        try:
+            return self.workspace.text_documents.get(uri)
+        except Exception:  # noqa: BLE001 - a workspace not initialised yet
+            return None
+
+    def _key(self, doc: Any) -> tuple:
+        return (doc.version, doc.source, self.target, self.codes)
+
+    def cached(self, uri: str) -> tuple[Any, Optional[list[Diagnostic]]]:
+        """The open document and its findings when they are known for its current version, else None."""
+        doc = self._open_document(uri)
+        if doc is None:
+            return None, None
+        hit = self._cache.get(uri)
+        return doc, (hit[1] if hit is not None and hit[0] == self._key(doc) else None)
+
     def lint_document(self, uri: str) -> tuple[Any, list[Diagnostic]]:
-        """The document and its tiletune diagnostics (cached per document version)."""
-        doc = self.workspace.get_text_document(uri)
-        source = doc.source
-        key = (doc.version, source, self.target, self.codes)
-        cached = self._cache.get(uri)
-        if cached is not None and cached[0] == key:
-            return doc, cached[1]
-        path = doc.path or uri
-        # project=True: rules may read this kernel's launches in the package's other
-        # modules (from disk), as `tiletune lint` does; this document is read from the buffer.
-        diags = lint_source(source, path, target=self.target, codes=self.codes, project=os.path.isfile(path))
+        """The document and its tiletune diagnostics, computed here and now (cached per version);
+        ``(None, [])`` for a URI that was never opened."""
+        doc, diags = self.cached(uri)
+        if doc is None or diags is not None:
+            return doc, diags or []
+        key = self._key(doc)
+        diags = _lint(doc.source, doc.path or uri, self.target, self.codes)
         self._cache[uri] = (key, diags)
         return doc, diags
 
-    def publish(self, uri: str) -> None:
-        """Lint ``uri`` and publish the result."""
-        doc, diags = self.lint_document(uri)
+    def analyse(self, uri: str) -> None:
+        """Lint the current version of ``uri`` in the worker thread and publish it (on the loop).
+
+        At most one analysis per document runs; a newer version arriving
+        meanwhile is analysed once that one ends (never the versions between).
+        """
+        doc, diags = self.cached(uri)
+        if doc is None:
+            return
+        if diags is not None:
+            self._publish(uri, doc, diags)
+            return
+        if uri in self._running:
+            return  # _finished starts the newest version
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (direct calls): lint here
+            self.publish(uri)
+            return
+        key = self._key(doc)
+        self._say(f"tiletune: analysing {uri} version {doc.version}")
+        future = _in_thread(loop, _lint, doc.source, doc.path or uri, self.target, self.codes)
+        self._running[uri] = future
+        future.add_done_callback(lambda f: self._finished(uri, key, f))
+
+    def _finished(self, uri: str, key: tuple, future: Any) -> None:
+        self._running.pop(uri, None)
+        try:
+            diags = future.result()
+        except Exception as exc:  # noqa: BLE001 - lint_source reports its own failures; anything else is logged
+            log.error("tiletune lsp: linting %s failed: %s", uri, exc)
+            return
+        self._cache[uri] = (key, diags)
+        doc = self._open_document(uri)
+        if doc is None:
+            return
+        if self._key(doc) == key:
+            self._publish(uri, doc, diags)
+        else:
+            self.analyse(uri)  # the document changed meanwhile: its newest version, once
+
+    def _say(self, message: str) -> None:
+        try:
+            self.window_log_message(types.LogMessageParams(type=types.MessageType.Log, message=message))
+        except Exception:  # noqa: BLE001 - no client attached (direct calls)
+            log.debug(message)
+
+    def _publish(self, uri: str, doc: Any, diags: list[Diagnostic]) -> None:
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, version=doc.version, diagnostics=[to_lsp(doc, d) for d in diags])
         )
+
+    def publish(self, uri: str) -> None:
+        """Lint ``uri`` here and now and publish the result (nothing for a URI never opened)."""
+        doc, diags = self.lint_document(uri)
+        if doc is not None:
+            self._publish(uri, doc, diags)
+
+    async def findings(self, uri: str, wait_s: Optional[float] = None) -> tuple[Any, list[Diagnostic]]:
+        """The open document and its current findings, waiting at most ``wait_s`` (default
+        ``answer_within_s``) for the analysis; ``(doc, [])`` when it is not done by then,
+        ``(None, [])`` for a URI never opened."""
+        wait_s = self.answer_within_s if wait_s is None else wait_s
+        doc, diags = self.cached(uri)
+        if doc is None or diags is not None:
+            return doc, diags or []
+        self.analyse(uri)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait_s
+        while loop.time() < deadline:
+            await asyncio.sleep(0.02)
+            doc, diags = self.cached(uri)
+            if doc is None or diags is not None:
+                return doc, diags or []
+        return doc, []
 
     def publish_later(self, uri: str, delay: float = DEBOUNCE_S) -> None:
         """Publish after ``delay`` seconds without a newer change (typing
@@ -98,8 +219,7 @@ class TiletuneLanguageServer(LanguageServer):
 
         def fire() -> None:
             self._pending.pop(uri, None)
-            if uri in self.workspace.text_documents:
-                self.publish(uri)
+            self.analyse(uri)
 
         self._pending[uri] = loop.call_later(delay, fire)
 
@@ -109,6 +229,39 @@ class TiletuneLanguageServer(LanguageServer):
         if pending is not None:
             pending.cancel()
         self._cache.pop(uri, None)
+
+
+def _in_thread(loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args: Any) -> "asyncio.Future[Any]":
+    """``fn(*args)`` in a daemon thread (an analysis never holds up the server's exit), as a future of ``loop``."""
+    future: asyncio.Future = loop.create_future()
+
+    def settle(result: Any, error: Optional[BaseException]) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    def work() -> None:
+        try:
+            outcome: tuple = (fn(*args), None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the loop
+            outcome = (None, exc)
+        try:
+            loop.call_soon_threadsafe(settle, *outcome)
+        except RuntimeError:  # the loop is closed: the server is exiting
+            pass
+
+    threading.Thread(target=work, name="tiletune-lint", daemon=True).start()
+    return future
+
+
+def _lint(source: str, path: str, target: str, codes: Any) -> list[Diagnostic]:
+    """Lint one document's text (runs in the worker thread; reads other modules only from disk)."""
+    # project=True: rules may read this kernel's launches in the package's other
+    # modules (from disk), as `tiletune lint` does; this document is read from the buffer.
+    return lint_source(source, path, target=target, codes=codes, project=os.path.isfile(path))
 
 
 def _as_list(value: Any) -> Optional[list[str]]:
@@ -153,13 +306,16 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
     return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
 
 
-def code_actions(ls: TiletuneLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-    """Quick fixes for the fixable tiletune diagnostics in the requested range."""
+async def code_actions(ls: TiletuneLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """Quick fixes for the fixable tiletune diagnostics in the requested range (none for a URI never
+    opened, or while the current version's analysis has not ended within ``ANSWER_WITHIN_S``)."""
     only = params.context.only
     if only and not any(str(k).startswith(types.CodeActionKind.QuickFix.value) for k in only):
         return []
     uri = params.text_document.uri
-    doc, diags = ls.lint_document(uri)
+    doc, diags = await ls.findings(uri)
+    if doc is None:
+        return []
     source = doc.source
     actions = []
     for d in diags:
@@ -205,7 +361,7 @@ def create_server(target: str = DEFAULT_TARGET, codes: Optional[frozenset[str]] 
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def _did_open(ls: TiletuneLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.publish(params.text_document.uri)
+        ls.analyse(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def _did_change(ls: TiletuneLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -213,7 +369,7 @@ def create_server(target: str = DEFAULT_TARGET, codes: Optional[frozenset[str]] 
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def _did_save(ls: TiletuneLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.publish(params.text_document.uri)
+        ls.analyse(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def _did_close(ls: TiletuneLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -224,7 +380,7 @@ def create_server(target: str = DEFAULT_TARGET, codes: Optional[frozenset[str]] 
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
     )
-    def _code_action(ls: TiletuneLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        return code_actions(ls, params)
+    async def _code_action(ls: TiletuneLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        return await code_actions(ls, params)
 
     return server

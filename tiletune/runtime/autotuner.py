@@ -291,6 +291,8 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
         self._inner, self._heuristics = _innermost(fn)
         self._binder = Binder(self.kernel_name, self.arg_names, key, self.base_fn)
         self._fast: Dict[tuple, tuple] = {}  # key -> (config, config.all_kwargs())
+        self._unproven: set = set()  # keys whose cached config has not been launched yet
+        self._bypass_cache = False  # re-tuning a key whose cached config failed at launch
         self._spec: Any = None
         self._spec_error: Optional[BaseException] = None
         self._spec_done = False
@@ -311,12 +313,40 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
             ctx = LAUNCH_CONTEXT.get()
             if ctx is not None:  # contextual tuning decides this launch
                 return ctx.launch(self, key, args, kwargs)
-            hit = self._tune(key, args, kwargs)
+            return self._tune_and_launch(key, args, kwargs)
         config, config_kwargs = hit
         self.best_config = config
         if config.pre_hook is not None:
             config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **config_kwargs})
         return self.fn.run(*args, **kwargs, **config_kwargs)
+
+    def _tune_and_launch(self, key: tuple, args: tuple, kwargs: Dict[str, Any]) -> Any:
+        """The first launch of a key: decide its config, launch it; a cached config that fails at
+        launch is re-tuned once (:func:`~tiletune.runtime.decision.first_cached_launch`)."""
+
+        def launch(hit: tuple) -> Any:
+            config, config_kwargs = hit
+            self.best_config = config
+            if config.pre_hook is not None:
+                config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **config_kwargs})
+            return self.fn.run(*args, **kwargs, **config_kwargs)
+
+        def retune() -> Any:
+            self._fast.pop(key, None)
+            self.cache.pop(key, None)
+            self._bypass_cache = True
+            try:
+                return launch(self._tune(key, args, kwargs))
+            finally:
+                self._bypass_cache = False
+
+        hit = self._tune(key, args, kwargs)
+        if key not in self._unproven:
+            return launch(hit)
+        self._unproven.discard(key)
+        where = self._disk.path if self._disk is not None else "the cache"
+        return _decision.first_cached_launch(f"kernel {self.kernel_name!r}", where, list(key), config_str(hit[0]),
+                                             lambda: launch(hit), retune)
 
     # ================================================================ lazy, once per kernel
     @property
@@ -409,6 +439,7 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
                         f"kernel {self.kernel_name!r}: rank 0's cached config {decided.choice!r} does not fit this "
                         "rank's kernel; every rank must run the same kernel source and configs"
                     )
+                self._unproven.add(key)
                 where = self._disk_cache(problem.target_name).path
                 problem.report.note(f"cache hit in {where}" + (" (rank 0's entry, agreed)" if _dd.is_active(pg) else ""))
             self._adopt(key, problem, config, status=decided.status, extra=decided.extra)
@@ -441,7 +472,8 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
         cache = self._disk_cache(problem.target_name) if self.cache_results else None
         return _decision.Decision(f"kernel {self.kernel_name!r}", cache, problem.disk_key,
                                   problem=[problem.disk_key, space], pg=pg, note=problem.report.note,
-                                  check=lambda entry: kernel_entry_problems(self, problem, entry))
+                                  check=lambda entry: kernel_entry_problems(self, problem, entry),
+                                  skip_cache=self._bypass_cache)
 
     def _match(self, entry: Mapping[str, Any]) -> Optional[Any]:
         """A cached entry's config as JSON, when it fits this kernel (the decision path's match stage)."""

@@ -20,7 +20,11 @@ never pickle, never eval.  Garbled files are reported once with
 :class:`TiletuneCacheWarning`, treated as empty and moved aside to
 ``<path>.corrupt`` by the next :meth:`TuningCache.put`.  A cache directory
 that cannot be written is reported once; the cache then keeps working in
-memory only.
+memory only.  As ssh treats its files, a cache file, its ``<kind>`` folder or
+the cache root that another user owns or may write (group- or world-writable,
+unless the group is the user's own private group) is not trusted: reported
+once, never read nor written, the cache then works in memory only
+(:func:`untrusted_reason`).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from tiletune.errors import TiletuneCacheWarning, TiletuneError
+from tiletune.files import UnreadableFileError, read_regular_bytes
 
 from .env import env_on, env_word
 
@@ -63,6 +68,7 @@ __all__ = [
     "fingerprint_diff",
     "read_cache_file",
     "read_regular_file",
+    "untrusted_reason",
     "NotACacheFileError",
     "loads_limited",
     "json_depth",
@@ -272,40 +278,17 @@ def read_regular_file(path: Path, limit: Optional[int] = None) -> Optional[bytes
     """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes (default
     :data:`MAX_FILE_BYTES`); None if it does not exist.
 
-    Opens with ``O_NONBLOCK`` and checks ``fstat`` before reading, so a FIFO,
-    a device or a directory in its place is refused at once (OSError naming
-    what it is) instead of blocking or reading for ever.
+    Reads through :func:`tiletune.files.read_regular_bytes` (``O_NONBLOCK``,
+    ``fstat`` before reading), so a FIFO, a device or a directory in its place
+    is refused at once (:class:`NotACacheFileError` naming what it is) instead
+    of blocking or reading for ever.
     """
-    limit = MAX_FILE_BYTES if limit is None else limit
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
-        fd = os.open(path, flags)
+        return read_regular_bytes(path, MAX_FILE_BYTES if limit is None else limit)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    except IsADirectoryError:
-        raise NotACacheFileError(f"{path} is a directory, not a regular file; remove it") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            what = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a directory" if stat.S_ISDIR(st.st_mode) else (
-                "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "a socket or special file")
-            raise NotACacheFileError(f"{path} is {what}, not a regular file; remove it")
-        if st.st_size > limit:
-            raise NotACacheFileError(f"{path} is {st.st_size} bytes, more than the {limit} a cache file may have; remove it")
-        chunks = []
-        remaining = limit + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        data = b"".join(chunks)
-        if len(data) > limit:
-            raise NotACacheFileError(f"{path} grew past {limit} bytes while being read; remove it")
-        return data
-    finally:
-        os.close(fd)
+    except UnreadableFileError as exc:
+        raise NotACacheFileError(f"{exc}; it is not a tiletune cache file") from None
 
 
 def json_depth(value: Any, limit: int = MAX_JSON_DEPTH) -> int:
@@ -376,6 +359,63 @@ def read_cache_file(path: Path) -> Tuple[Optional[Dict[str, Any]], Optional[str]
         if not isinstance(entry, dict):
             return None, f"entry {key!r} is a {type(entry).__name__}, not an object"
     return data, None
+
+
+def _private_group(gid: int) -> bool:
+    """True when ``gid`` is the user's own group with no other member (a user private group)."""
+    try:
+        import grp
+        import pwd
+
+        user = pwd.getpwuid(os.getuid())
+        group = grp.getgrgid(gid)
+    except (ImportError, KeyError, OSError):
+        return False
+    return gid == user.pw_gid and group.gr_name == user.pw_name and set(group.gr_mem) <= {user.pw_name}
+
+
+def untrusted_reason(path: Path) -> Optional[str]:
+    """Why the cache file ``path`` (``<root>/<kind>/<file>``) may hold another user's writing, or None.
+
+    The file, its folder and the cache root must each (where they exist) be
+    owned by the current user (or root) and writable by nobody else: not by
+    others, and by the group only when it is the user's private group.  The
+    answer names the path and the command that fixes it.  Always None where
+    there are no Unix owners.
+    """
+    if not hasattr(os, "getuid"):
+        return None
+    uid = os.getuid()
+    seen = set()
+    for place in (path.parent.parent, path.parent, path):
+        if place in seen:
+            continue
+        seen.add(place)
+        try:
+            st = os.stat(place)
+        except OSError:  # missing (nothing to trust yet) or unreadable (reported when read)
+            continue
+        if st.st_uid not in (uid, 0):
+            return f"{place} is owned by uid {st.st_uid}, not by you (uid {uid}); chown it or remove it"
+        if st.st_mode & 0o002 or (st.st_mode & 0o020 and not _private_group(st.st_gid)):
+            who = "everyone" if st.st_mode & 0o002 else "its group"
+            return f"{place} is writable by {who} (mode {stat.S_IMODE(st.st_mode):o}); run `chmod go-w {place}`"
+    return None
+
+
+def _make_dirs(directory: Path) -> None:
+    """Create ``directory`` and its missing parents, each writable by its owner only (umask aside)."""
+    missing = []
+    for place in [directory, *directory.parents]:
+        if place.exists():
+            break
+        missing.append(place)
+    for place in reversed(missing):
+        try:
+            place.mkdir()
+        except FileExistsError:
+            continue
+        os.chmod(place, 0o755)
 
 
 _warned: set = set()
@@ -450,8 +490,23 @@ class TuningCache:
 
     # ---------------------------------------------------------------- reading
 
+    def _untrusted(self) -> bool:
+        """True (warned once) when the file or its folders may hold another user's writing."""
+        reason = untrusted_reason(self.path)
+        if reason is None:
+            return False
+        _warn_once(
+            ("untrusted", str(self.path), reason),
+            f"tiletune: ignoring the cache file {self.path}: {reason} (another user could plant a config); "
+            "tuning without it and keeping results in memory only",
+        )
+        return True
+
     def _refresh(self) -> Dict[str, dict]:
-        """The file's entries, re-read only when its mtime/size/inode changed."""
+        """The file's entries, re-read only when its mtime/size/inode changed (none when untrusted)."""
+        if self._untrusted():
+            self._signature, self._file_entries = None, {}
+            return self._file_entries
         try:
             sig = _stat_signature(self.path)
         except OSError as exc:
@@ -537,7 +592,7 @@ class TuningCache:
         record.setdefault("fingerprint", self.fingerprint)
         record.setdefault("created", _now_iso())
         with self._lock:
-            if not self._memory_only:
+            if not self._memory_only and not self._untrusted():
                 try:
                     self._write_merged({key: record})
                     return
@@ -548,7 +603,7 @@ class TuningCache:
     def _write_merged(self, new: Dict[str, dict]) -> None:
         from filelock import FileLock
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _make_dirs(self.path.parent)
         with FileLock(str(self.path) + ".lock", timeout=LOCK_TIMEOUT_S):
             sig = _stat_signature(self.path)
             try:

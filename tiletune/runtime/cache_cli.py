@@ -8,12 +8,15 @@ Every subcommand takes ``--dir`` (default: :func:`tiletune.runtime.cache.cache_d
 from __future__ import annotations
 
 import argparse
+import ast
 import json
+import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, TextIO
 
-from tiletune.runtime.cache import read_cache_file, cache_dir
+from tiletune.runtime.cache import KINDS, cache_dir, read_cache_file
 
 __all__ = [
     "add_cache_parser",
@@ -21,16 +24,42 @@ __all__ = [
     "run_cache",
     "find_cache_files",
     "format_config",
+    "CacheNameError",
     "main",
 ]
 
+#: How a cache file is named: ``<name>-<16 hex digits of the source hash>.json`` (see ``TuningCache``).
+_CACHE_FILE = re.compile(r"^.+-[0-9a-f]{16}\.json$")
+
+
+class CacheNameError(ValueError):
+    """A NAME given to ``show``/``clear`` that could reach outside the cache directory (exit status 2)."""
+
+
+def _inside(path: Path, directory: Path) -> bool:
+    """True when ``path``'s real parent is ``<real directory>/<kind>`` (symlinked kind folders do not count)."""
+    try:
+        parent = Path(os.path.realpath(path.parent))
+        root = Path(os.path.realpath(directory))
+    except OSError:
+        return False
+    return parent.parent == root and parent.name in KINDS and path.parent.name == parent.name
+
 
 def find_cache_files(directory: Path) -> List[Path]:
-    """Every cache file under ``directory`` (``<dir>/<kind>/*.json``), sorted."""
+    """Every tiletune cache file under ``directory`` (``<dir>/<kind>/<name>-<hash>.json``), sorted.
+
+    Only files named like a cache file, in a ``kernel``/``function`` folder that
+    really lies in ``directory`` (not a symlink to elsewhere), are listed: these
+    are the only files ``clear`` may delete.
+    """
     if not directory.is_dir():
         return []
     # Anything named like a cache file is listed (a FIFO or device too: `list` reports it, never opens it blocking).
-    return sorted(p for p in directory.glob("*/*.json") if not p.is_dir() and p.parent.name != "logs")
+    return sorted(
+        p for kind in KINDS for p in directory.glob(f"{kind}/*.json")
+        if _CACHE_FILE.match(p.name) and not p.is_dir() and _inside(p, directory)
+    )
 
 
 def _human_size(n: int) -> str:
@@ -102,23 +131,62 @@ def _describe(path: Path) -> Dict[str, Any]:
     return info
 
 
-def _matches(path: Path, info: Dict[str, Any], name: str) -> bool:
-    if name in (info["name"], path.stem, path.name):
-        return True
+def _defined_names(source_path: Path) -> List[str]:
+    """Names of every function defined in a Python source file (read safely, never imported)."""
+    from tiletune.analysis.source import read_source
+    from tiletune.errors import AnalysisError
+
     try:
-        return Path(name).expanduser().resolve() == path.resolve()
-    except OSError:
-        return False
+        text = read_source(str(source_path))
+    except AnalysisError as exc:
+        raise CacheNameError(f"{source_path} cannot be read as a kernel source file ({exc})") from None
+    try:
+        tree = ast.parse(text, filename=str(source_path))
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise CacheNameError(f"{source_path} is not valid Python ({exc}); pass a kernel or function name") from None
+    return sorted({n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))})
+
+
+def _selector(directory: Path, name: str, files: Sequence[Path]):
+    """How NAME selects cache files: a predicate over ``(path, info)``.
+
+    NAME is a kernel/function name, a cache file's stem or file name, the path
+    of a cache file inside ``directory``, or the path of a kernel's ``.py``
+    source (selecting the cache files of the functions it defines, never the
+    source itself).  Anything else with a path separator or a ``..`` raises
+    :class:`CacheNameError`.
+    """
+    if not name or "\x00" in name:
+        raise CacheNameError(f"cache NAME {name!r} is empty or holds a NUL byte; pass a kernel or function name")
+    parts = re.split(r"[/\\]", name)
+    if ".." in parts:
+        raise CacheNameError(
+            f"cache NAME {name!r} contains '..'; pass a kernel or function name as `tiletune cache list` shows it")
+    has_sep = len(parts) > 1 or name.startswith("~")
+    given = Path(name).expanduser()
+    if os.path.isfile(given):  # a regular file (stat only: never opened here)
+        real = os.path.realpath(given)
+        mine = [p for p in files if os.path.realpath(p) == real]
+        if mine:
+            return lambda path, info: path in mine
+        if given.suffix == ".py":
+            names = set(_defined_names(given))
+            return lambda path, info: info["name"] in names or path.stem.rsplit("-", 1)[0] in names
+        raise CacheNameError(
+            f"{name} is not a tiletune cache file in {directory} nor a kernel's .py source; pass a kernel or "
+            "function name (see `tiletune cache list`)")
+    if has_sep:
+        raise CacheNameError(
+            f"cache NAME {name!r} is a path that names no cache file in {directory} and no kernel source file; "
+            "pass a kernel or function name without path separators (see `tiletune cache list`)")
+    return lambda path, info: name in (info["name"], path.stem, path.name)
 
 
 def _selected(directory: Path, name: Optional[str]) -> List[Dict[str, Any]]:
-    infos = [(_p, _describe(_p)) for _p in find_cache_files(directory)]
-    if name is not None:
-        explicit = Path(name).expanduser()
-        if explicit.exists() and not explicit.is_dir() and not any(p.resolve() == explicit.resolve() for p, _ in infos):
-            infos.append((explicit, _describe(explicit)))
-        infos = [(p, i) for p, i in infos if _matches(p, i, name)]
-    return [i for _, i in infos]
+    files = find_cache_files(directory)
+    keep = _selector(directory, name, files) if name is not None else None
+    infos = [(p, _describe(p)) for p in files]
+    return [i for p, i in infos if keep is None or keep(p, i)]
 
 
 def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
@@ -138,7 +206,11 @@ def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_show(args: argparse.Namespace, out: TextIO) -> int:
-    infos = _selected(args.dir, args.name)
+    try:
+        infos = _selected(args.dir, args.name)
+    except CacheNameError as exc:
+        print(f"tiletune cache show: {exc}", file=sys.stderr)
+        return 2
     if not infos:
         print(f"tiletune cache: no cache file named {args.name!r} in {args.dir} (see `tiletune cache list`)", file=sys.stderr)
         return 1
@@ -176,7 +248,11 @@ def _cmd_show(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_clear(args: argparse.Namespace, out: TextIO) -> int:
-    infos = _selected(args.dir, args.name)
+    try:
+        infos = _selected(args.dir, args.name)
+    except CacheNameError as exc:
+        print(f"tiletune cache clear: {exc}; nothing removed", file=sys.stderr)
+        return 2
     if not infos:
         what = f"named {args.name!r} " if args.name else ""
         print(f"no cache files {what}in {args.dir}", file=out)
@@ -192,6 +268,9 @@ def _cmd_clear(args: argparse.Namespace, out: TextIO) -> int:
     removed = 0
     for info in infos:
         path = Path(info["path"])
+        if not (_CACHE_FILE.match(path.name) and _inside(path, args.dir)):  # never anything but our own files
+            print(f"tiletune cache clear: {path} is not a cache file inside {args.dir}; left alone", file=sys.stderr)
+            continue
         for victim in (path, path.with_name(path.name + ".corrupt")):
             try:
                 victim.unlink()

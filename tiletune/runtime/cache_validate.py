@@ -13,7 +13,10 @@ entry.
 Checks, in order: the config is an object whose ``kwargs`` is an object; every
 name is a parameter of the kernel and not one the launch passes; every
 parameter a ``configs=[]`` search tunes (:func:`tiletune.analysis.tunability`)
-is present; tiling values are integers, at least the parameter's minimum,
+is present, and nothing else is set: a name that is neither tuned nor a
+``hints`` name nor ``multibuffer`` (Ascend) may appear only with the value the
+launch would give it anyway (its default or fixed value), so an edited entry
+cannot switch on e.g. a defaulted ``EVEN`` constexpr that drops the masks; tiling values are integers, at least the parameter's minimum,
 powers of two where a ``tl.arange`` needs it (``Param.power_of_two``) and
 within Triton's largest tensor; ``hints`` parameters hold one of the hinted
 values; ``num_warps``/``num_stages`` are sane integers; finally the target's
@@ -90,6 +93,7 @@ def config_problems(
     shapes: Optional[Mapping[str, int]] = None,
     dtypes: Optional[Mapping[str, str]] = None,
     target: Any = None,
+    fixed: Optional[Mapping[str, Any]] = None,
 ) -> List[str]:
     """Every reason the stored ``config`` (``{"kwargs": {...}, "num_warps": ..., ...}``) cannot be
     launched for this kernel and target; ``[]`` when nothing is known to be wrong.
@@ -100,7 +104,11 @@ def config_problems(
     kernel's constexpr parameters (a config sets only those), ``defaults`` the
     live kernel's parameter defaults, ``hints`` the decorator's hints;
     ``shapes``/``dtypes``/``target`` feed ``check_config`` (skipped when
-    ``target`` is None).  Never raises for the entry's contents.
+    ``target`` is None); ``fixed`` are the values this launch gives the tiling
+    parameters it does not tune.  With a ``spec``, a config may set only the
+    tuned parameters, the ``hints`` names and ``multibuffer`` (Ascend), or
+    another parameter to exactly its default/fixed value.  Never raises for the
+    entry's contents.
     """
     if not isinstance(config, Mapping):
         return [f"the config is a {type(config).__name__}, not an object"]
@@ -136,6 +144,8 @@ def config_problems(
     missing = [n for n in tuned if n not in values]
     if missing:
         problems.append(f"tuned parameter(s) {', '.join(missing)} missing")
+    problems.extend(_untuned_settings(values, kernel_name, tuned, hints, params, launch, meta, nvidia,
+                                      {**(defaults or {}), **(fixed or {})}))
     limit = _triton_max_numel()
     bad_value = False
     for name, p in tiling.items():
@@ -156,6 +166,32 @@ def config_problems(
     if problems or bad_value or target is None:
         return problems
     return problems + _target_problems(spec, values, config, shapes, dtypes, target)
+
+
+#: Ascend's double-buffering switch, a knob of the config (not a kernel parameter) that synthesis searches.
+MULTIBUFFER = "multibuffer"
+
+
+def _untuned_settings(values: Mapping[str, Any], kernel_name: str, tuned: Iterable[str],
+                      hints: Optional[Mapping[str, Any]], params: set, launch: set, meta: Optional[set],
+                      nvidia: bool, known: Mapping[str, Any]) -> List[str]:
+    """A problem per name a config sets that tuning never chooses (and whose value differs from the
+    launch's own): such a value changes the kernel's code beyond what was measured."""
+    allowed = set(tuned) | set(hints or {})
+    if not nvidia:
+        allowed.add(MULTIBUFFER)
+    out: List[str] = []
+    for name, value in values.items():
+        if name in allowed or not isinstance(name, str) or name not in params or name in launch:
+            continue  # tuned, or reported already as not a parameter / passed at launch
+        if meta is not None and name not in meta:
+            continue
+        if name in known and _same_json(value, known[name]):
+            continue  # the value the launch gives it anyway
+        chosen = ", ".join(sorted(allowed)) or "nothing"
+        out.append(f"{name}={value!r} is not chosen by tuning of kernel {kernel_name!r} (it tunes {chosen}); "
+                   "a cache entry may set only those")
+    return out
 
 
 def _target(target: Any) -> Any:
@@ -219,6 +255,7 @@ def kernel_entry_problems(tuner: Any, problem: Any, entry: Any) -> List[str]:
     spec = tuner.spec()
     shapes = None
     target = None
+    fixed = None
     try:
         target = tuner.resolved_target()
     except Exception:  # no target: the capacity checks are skipped, the rest still run
@@ -231,6 +268,14 @@ def kernel_entry_problems(tuner: Any, problem: Any, entry: Any) -> List[str]:
             shapes = synthesis_shapes(tuner.kernel_name, required_shapes(spec), problem.bound)
         except Exception:  # a launch that cannot be synthesized for fails in the search, not here
             shapes = None
+        try:
+            from tiletune.analysis.tunability import fixed_values, tunability
+
+            verdict = tunability(spec, launch_kwargs=list(problem.launch_const),
+                                 defaults=getattr(tuner._binder, "defaults", None))
+            fixed = fixed_values(spec, verdict, {**problem.bound, **problem.launch_const})[0]
+        except Exception:  # no fixed values known: only defaults count as harmless
+            fixed = None
     return config_problems(
         entry.get("config"),
         kernel_name=tuner.kernel_name,
@@ -243,4 +288,5 @@ def kernel_entry_problems(tuner: Any, problem: Any, entry: Any) -> List[str]:
         shapes=shapes,
         dtypes=problem.dtypes,
         target=target,
+        fixed=fixed,
     )

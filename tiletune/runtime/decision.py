@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, T
 from . import distributed as _dd
 
 __all__ = ["Decision", "Decided", "lookup", "agree", "decide", "store", "log", "validate_cached",
-           "protect_side_effects"]
+           "protect_side_effects", "first_cached_launch"]
 
 
 def _quiet(message: str) -> None:
@@ -60,6 +60,7 @@ class Decision:
     pg: Any = None
     note: Callable[[str], None] = field(default=_quiet)
     check: Optional[Callable[[Mapping[str, Any]], Sequence[str]]] = None  # the tuner's own entry checks
+    skip_cache: bool = False  # re-tune whatever the cache holds (its entry failed at launch)
 
 
 @dataclass
@@ -125,6 +126,9 @@ def lookup(d: Decision, match: Callable[[Mapping[str, Any]], Any]) -> Tuple[Any,
     if always_tune():
         d.note("TILETUNE_ALWAYS_TUNE is set: re-tuning despite the cache")
         return None, None
+    if d.skip_cache:
+        d.note(f"the cached config in {d.cache.path} failed at launch; re-tuning")
+        return None, None
     entry, status = d.cache.get_with_status(d.key)
     if status == "miss" or entry is None:
         return None, None
@@ -175,6 +179,31 @@ def log(name: str, source_hash: str, record: Mapping[str, Any], directory: Optio
         return append_tuning_log(name, source_hash, record, directory=directory)
     except Exception:  # the log is a convenience; never fail a launch over it
         return None
+
+
+def first_cached_launch(what: str, where: Any, key: Any, config: Any, launch: Callable[[], Any],
+                        retune: Callable[[], Any]) -> Any:
+    """The first launch of a cached choice: ``launch()``, or, when it raises, one re-tune.
+
+    A cached config can pass every check and still fail when launched (a
+    compiler or driver change, a value no check models).  Then the user's
+    call must not fail: a :class:`~tiletune.errors.TiletuneCacheWarning` names
+    the config, the file, the key and the error, and ``retune()`` (which
+    tunes the key again without the cache, stores the new winner and
+    launches it) answers the call; an error of that launch is the user's.
+    """
+    try:
+        return launch()
+    except Exception as exc:  # noqa: BLE001 - any launch failure of a cached config is re-tuned once
+        from tiletune.errors import TiletuneCacheWarning
+
+        warnings.warn(
+            f"tiletune: {what}: the cached config [{config}] in {where} under key {key} failed at launch "
+            f"({type(exc).__name__}: {str(exc)[:300]}); re-tuning this key once and replacing the entry",
+            TiletuneCacheWarning,
+            stacklevel=4,
+        )
+    return retune()
 
 
 def decide(d: Decision, match: Callable[[Mapping[str, Any]], Any],

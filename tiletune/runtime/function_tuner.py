@@ -79,6 +79,45 @@ def config_timeout_s(value: Optional[float], owner: str) -> float:
     return seconds
 
 
+#: How often (real seconds) the watchdog of a running config reads the clock.
+WATCHDOG_POLL_S = 0.05
+
+
+class _Watchdog:
+    """Says once, naming the config, when a config's calls run past their deadline without returning.
+
+    A Python call cannot be stopped from outside, so a config that never
+    returns would block tuning silently; a daemon thread reads the measuring
+    clock (:func:`tiletune.runtime.bench.clock`, so a virtual clock drives it
+    in tests) every :data:`WATCHDOG_POLL_S` and warns (``TiletuneWarning`` and
+    the ``tiletune.tune`` log) once the deadline has passed.
+    """
+
+    def __init__(self, message: str, deadline: float, clock: Callable[[], float]):
+        self._done = threading.Event()
+        self._message = message
+        self._deadline = deadline
+        self._clock = clock
+        self.fired = False
+        self._thread = threading.Thread(target=self._watch, name="tiletune-config-watchdog", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._done.wait(WATCHDOG_POLL_S):
+            if self._clock() > self._deadline:
+                self.fired = True
+                from tiletune.errors import TiletuneWarning
+                import warnings
+
+                logger.warning("%s", self._message)
+                warnings.warn(self._message, TiletuneWarning, stacklevel=1)
+                return
+
+    def stop(self) -> None:
+        """The config's calls are over (returned or raised): no warning from now on."""
+        self._done.set()
+
+
 def _function_source(fn: Callable[..., Any]) -> str:
     try:
         return inspect.getsource(fn)
@@ -358,15 +397,23 @@ class FunctionTuner:
                 return result
 
             before = restorer.restore if restorer else None
-            if bench is None:
-                return _time_function(call, self.warmup, self.rep, before)
+            watchdog = _Watchdog(
+                f"tiletune: {self.name}: config {labels[j]} has run for more than autotune_timeout_s="
+                f"{self.timeout_s:g} s without returning; tuning waits for it (a running Python call cannot be "
+                "stopped). If it never returns, interrupt the process and fix or remove that config, or prune it "
+                "with prune_fn", deadline, clock)
+            try:
+                if bench is None:
+                    return _time_function(call, self.warmup, self.rep, before)
 
-            def call_restoring() -> Any:
-                if before is not None:
-                    before()
-                return call()
+                def call_restoring() -> Any:
+                    if before is not None:
+                        before()
+                    return call()
 
-            return bench(call_restoring)
+                return bench(call_restoring)
+            finally:
+                watchdog.stop()
 
         def on_error(j: int, exc: BaseException) -> None:
             logger.warning("tiletune: %s: config %s failed: %s: %s", self.name, labels[j], type(exc).__name__, exc)

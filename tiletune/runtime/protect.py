@@ -42,6 +42,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 from tiletune.errors import TiletuneWarning, TuningError
 
 from .notices import user_stacklevel
+from .side_effects import storage_span
 
 __all__ = ["MODES", "IDEMPOTENT_ATOMICS", "SideEffectPlan", "side_effect_plan", "Protection", "protection_for",
            "kernel_protection", "after_each_launch", "check_mode"]
@@ -154,14 +155,19 @@ def side_effect_plan(
 
 
 class Protection:
-    """Copies of some tensors, taken once, put back on :meth:`restore` (``copy_`` into the same storage)."""
+    """Copies of some tensors, taken once, put back on :meth:`restore`.
+
+    Both go through the stretch of storage each tensor covers
+    (:func:`~tiletune.runtime.side_effects.storage_span`), so an expanded
+    (stride-0) or self-overlapping output is snapshotted and restored exactly.
+    """
 
     def __init__(self, tensors: Mapping[str, Any]):
         import torch
 
         self.tensors = dict(tensors)
         with torch.no_grad():
-            self.copies = {n: t.detach().clone() for n, t in self.tensors.items()}
+            self.copies = {n: storage_span(t.detach()).clone() for n, t in self.tensors.items()}
 
     def __bool__(self) -> bool:
         return bool(self.tensors)
@@ -172,7 +178,7 @@ class Protection:
 
         with torch.no_grad():
             for n, t in self.tensors.items():
-                t.copy_(self.copies[n])
+                storage_span(t.detach()).copy_(self.copies[n])
 
     def wrap(self, call: Callable[[], Any]) -> Callable[[], Any]:
         """``call`` followed by :meth:`restore` (also when it raises)."""

@@ -22,7 +22,27 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from tiletune.errors import TuningError
 
-__all__ = ["DefaultHooks", "Snapshot", "tolerance_for", "outputs_match", "verify_targets", "capture"]
+__all__ = ["DefaultHooks", "Snapshot", "storage_span", "tolerance_for", "outputs_match", "verify_targets", "capture"]
+
+
+def storage_span(tensor: Any) -> Any:
+    """A 1-D, gap-free view of the whole stretch of ``tensor``'s storage that ``tensor`` covers.
+
+    Snapshots are taken and restored through it: ``clone``/``copy_`` of the
+    tensor itself fail or go wrong when its elements overlap (an expanded,
+    stride-0 output: "more than one element of the written-to tensor refers to
+    a single memory location") and copying back through the span restores
+    exactly the memory a launch could have written, whatever the view's
+    strides.  A tensor without strides (not a torch tensor) is returned as is.
+    """
+    try:
+        sizes, strides, offset = tuple(tensor.shape), tuple(tensor.stride()), int(tensor.storage_offset())
+    except (AttributeError, RuntimeError, TypeError):
+        return tensor
+    if tensor.numel() == 0:
+        return tensor.as_strided((0,), (1,), offset)
+    extent = 1 + sum((n - 1) * abs(s) for n, s in zip(sizes, strides))
+    return tensor.as_strided((extent,), (1,), offset)
 
 
 class DefaultHooks:
@@ -59,13 +79,13 @@ class DefaultHooks:
             self._tensor(nargs, name, "reset_to_zero").zero_()
         if not reset_only:
             self.restore_copies = {
-                name: self._tensor(nargs, name, "restore_value").clone() for name in self.restore_value
+                name: storage_span(self._tensor(nargs, name, "restore_value")).clone() for name in self.restore_value
             }
 
     def post_hook(self, nargs: Mapping[str, Any], exception: Optional[BaseException]) -> None:
         for name in self.restore_value:
             if name in self.restore_copies:
-                nargs[name].copy_(self.restore_copies[name])
+                storage_span(nargs[name]).copy_(self.restore_copies[name])
         self.restore_copies = {}
 
     @property
@@ -74,15 +94,16 @@ class DefaultHooks:
 
 
 class Snapshot:
-    """Copies of some tensors, put back on :meth:`restore` (same storage, ``copy_``)."""
+    """Copies of some tensors' storage spans (:func:`storage_span`), put back on :meth:`restore`."""
 
     def __init__(self, tensors: Mapping[str, Any]):
         self.tensors = dict(tensors)
-        self.copies = {name: t.clone() for name, t in self.tensors.items()}
+        self.copies = {name: storage_span(t).clone() for name, t in self.tensors.items()}
 
     def restore(self) -> None:
+        """Put every tensor's storage span back as it was when the snapshot was taken."""
         for name, t in self.tensors.items():
-            t.copy_(self.copies[name])
+            storage_span(t).copy_(self.copies[name])
 
 
 def verify_targets(

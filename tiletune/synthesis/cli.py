@@ -97,11 +97,18 @@ def _pairs(items: Sequence[str], what: str) -> list[tuple[str, str]]:
     return out
 
 
+#: Largest size ``--shape`` accepts (2**48: far past any tensor dimension, far below int64 overflow in products).
+MAX_SHAPE = 1 << 48
+
+
 def _int(value: str, what: str, name: str) -> int:
     try:
-        return int(value, 0)
+        number = int(value, 0)
     except ValueError:
         raise _UsageError(f"--{what} {name}={value!r}: not an integer") from None
+    if not 0 <= number <= MAX_SHAPE:
+        raise _UsageError(f"--{what} {name}={value}: out of range; give a size between 0 and {MAX_SHAPE}")
+    return number
 
 
 def _literal(text: str) -> Any:

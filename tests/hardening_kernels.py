@@ -1,0 +1,39 @@
+"""Kernels for tests/test_hardening.py (issue 26), read by the analysis from this file.
+
+``copy_even`` has a tuned ``BLOCK`` and a defaulted non-tiling constexpr
+``EVEN`` that drops the masks: a cache entry that switches ``EVEN`` on
+writes past the end of an output whose length is not a multiple of BLOCK.
+``scatter_add`` adds ``x`` into a 2-D output through its strides: launched on
+an expanded (stride-0) or self-overlapping output, several elements share
+memory.
+"""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_even(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr = False):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2)
+    else:
+        mask = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+
+@triton.jit
+def scatter_add(x_ptr, out_ptr, n, cols, stride_r, stride_c, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    where = (offs // cols) * stride_r + (offs % cols) * stride_c
+    tl.atomic_add(out_ptr + where, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def variant_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr, VARIANT: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    if VARIANT == 0:  # this variant fails when launched (a range that is not a power of two)
+        offs = offs + tl.sum(tl.arange(0, 3), axis=0) * 0
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
