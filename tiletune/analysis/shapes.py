@@ -78,6 +78,20 @@ def _span(start: Optional[Expr], end: Optional[Expr]) -> Optional[Expr]:
     return None
 
 
+def static_of(v: Val) -> Any:
+    """The compile-time value a :class:`Val` carries by itself, else :data:`UNKNOWN_STATIC`.
+
+    ``None`` (a ``tl.constexpr = None`` default or argument of a helper) and a
+    scalar Python literal are known at compile time, as Triton's code generator
+    keeps them ``constexpr``: a helper inlined under its caller's values
+    evaluates the branch they select (partial evaluation)."""
+    if v.kind == "none":
+        return None
+    if v.kind in ("value", "other") and not v.shape and isinstance(v.literal, SCALARS) and v.literal is not None:
+        return v.literal
+    return UNKNOWN_STATIC
+
+
 class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOps, MathOps, LayoutOps):
     """Abstract interpretation of one kernel body (see the module docstring).
 
@@ -235,6 +249,8 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     self.simple(small)
+            elif isinstance(stmt, cst.BaseSmallStatement):  # a one-line suite: ``def exp(x): return tl.exp(x)``
+                self.simple(stmt)
             elif isinstance(stmt, cst.If):
                 self.if_stmt(stmt)
             elif isinstance(stmt, cst.For):
@@ -326,15 +342,14 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
 
     def static_test(self, test: cst.CSTNode) -> Optional[bool]:
         """The truth of a branch condition known at compile time (see ``constants``), else None."""
-        if not self._static and not self.module_constants:
-            return None
         value = static_value(test, self._static_lookup)
         return None if value is UNKNOWN_STATIC else bool(value)
 
     def _static_lookup(self, name: str) -> Any:
         v = self.env.get(name)
         if v is not None:
-            return self._static.get(id(v), UNKNOWN_STATIC)
+            known = self._static.get(id(v), UNKNOWN_STATIC)
+            return known if known is not UNKNOWN_STATIC else static_of(v)
         c = self.module_constants.get(name, UNKNOWN_STATIC)
         return c if isinstance(c, SCALARS) else UNKNOWN_STATIC
 

@@ -1,0 +1,38 @@
+"""Jit helpers in the shapes real libraries use: one-liners, a constexpr=None branch, a scalar fill."""
+import os
+
+import triton
+import triton.language as tl
+
+if os.environ.get("ISSUE24_FAST", "0") == "1":
+    @triton.jit
+    def exp(x): return tl.exp2(x.to(tl.float32) * 1.4426950408889634)
+else:
+    @triton.jit
+    def exp(x): return tl.exp(x.to(tl.float32))
+
+
+@triton.jit
+def split_program_id(X: tl.constexpr, Y: tl.constexpr = None):
+    """Recover 2-D or 3-D program indices from the first grid axis."""
+    pid = tl.program_id(0)
+    if Y is None:
+        return pid % X, pid // X
+    else:
+        return pid % X, (pid // X) % Y, pid // (X * Y)
+
+
+@triton.jit
+def lowest_value(dtype: tl.constexpr):
+    """The fill value of a masked max: the lowest finite value of ``dtype``."""
+    if dtype == tl.float16:
+        return -65504.0
+    elif dtype == tl.bfloat16:
+        return -3.3895313892515355e38
+    else:
+        return -3.4028234663852886e38
+
+
+def pick_block(args):
+    """A heuristic computed by a named function."""
+    return triton.next_power_of_2(args["n_cols"])

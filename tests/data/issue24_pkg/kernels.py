@@ -1,0 +1,37 @@
+"""Kernels that use the helpers of ``helpers.py``; launched in ``launch.py``."""
+import functools
+
+import triton
+import triton.language as tl
+
+from .helpers import exp, lowest_value, pick_block, split_program_id
+
+
+@triton.jit
+def softmax_rows_kernel(x_ptr, y_ptr, n_rows, n_cols, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    i_c, i_r = split_program_id(tl.cdiv(n_cols, BLOCK_C))
+    rows = i_r * BLOCK_R + tl.arange(0, BLOCK_R)
+    cols = i_c * BLOCK_C + tl.arange(0, BLOCK_C)
+    mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+    x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask,
+                other=lowest_value(x_ptr.dtype.element_ty))
+    y = exp(x - tl.max(x, axis=1)[:, None])
+    tl.store(y_ptr + rows[:, None] * n_cols + cols[None, :], y, mask=mask)
+
+
+@triton.jit
+def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+
+@triton.heuristics({"BLOCK_C": pick_block, "BLOCK_R": functools.partial(lambda args, k: k, k=4)})
+@triton.jit
+def rowsum_kernel(x_ptr, y_ptr, n_rows, n_cols, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_T: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    cols = tl.arange(0, BLOCK_C)
+    mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+    x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask, other=0.0)
+    t = tl.arange(0, BLOCK_T)
+    tl.store(y_ptr + rows, tl.sum(x, axis=1) + tl.sum(t, axis=0), mask=rows < n_rows)
