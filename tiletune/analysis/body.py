@@ -36,6 +36,7 @@ def analyze_body(
     helpers: Mapping[str, cst.FunctionDef],
     external: Optional[Mapping[str, str]] = None,
     constants: Optional[Mapping[str, Any]] = None,
+    aliases: Optional[Mapping[str, str]] = None,
 ) -> None:
     """Fill ``spec`` from the body of ``func``.
 
@@ -48,10 +49,11 @@ def analyze_body(
     module (see :func:`record_gaps`).  ``constants`` (optional) gives known
     parameter values (a launch's constexpr flags, ``None`` pointers):
     branches they decide are resolved and the dead side counts for nothing.
-    Constructs the analysis does not
+    ``aliases`` maps names bound to Triton functions (``triton_tanh =
+    libdevice.tanh``) to those functions' dotted names.  Constructs the analysis does not
     understand become notes on ``spec``.
     """
-    trace = Interpreter(spec, positions, module_constants, helpers, constants).run(func)
+    trace = Interpreter(spec, positions, module_constants, helpers, constants, aliases).run(func)
     classify_params(spec, trace)
     fill_records(spec, trace)
     spec.footprint = compute_footprint(spec, trace)

@@ -115,8 +115,10 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
         module_constants: Mapping[str, int],
         helpers: Optional[Mapping[str, cst.FunctionDef]] = None,
         constants: Optional[Mapping[str, Any]] = None,
+        aliases: Optional[Mapping[str, str]] = None,
     ) -> None:
         self.spec = spec
+        self.aliases = dict(aliases or {})  # name as called -> Triton function it is bound to
         self.constants = dict(constants or {})
         self._static: dict[int, Any] = {}  # id(Val) of a parameter with a known value -> the value
         self.positions = positions

@@ -3,6 +3,10 @@ import os
 
 import triton
 import triton.language as tl
+from triton.language.extra import libdevice
+
+#: A Triton function under another name, as libraries alias them per platform.
+fast_tanh = libdevice.tanh
 
 if os.environ.get("ISSUE24_FAST", "0") == "1":
     @triton.jit
@@ -36,3 +40,8 @@ def lowest_value(dtype: tl.constexpr):
 def pick_block(args):
     """A heuristic computed by a named function."""
     return triton.next_power_of_2(args["n_cols"])
+
+
+#: A heuristics mapping kept in a variable and spread into another, as libraries share them.
+ROW_HEURISTICS = {"EVEN_N": lambda args: args["n_cols"] % 16 == 0}
+WIDE_HEURISTICS = {**ROW_HEURISTICS, "BLOCK_C": lambda args: pick_block(args)}

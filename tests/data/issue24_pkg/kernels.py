@@ -4,7 +4,8 @@ import functools
 import triton
 import triton.language as tl
 
-from .helpers import exp, lowest_value, pick_block, split_program_id
+from . import helpers
+from .helpers import WIDE_HEURISTICS, exp, lowest_value, pick_block, split_program_id
 
 
 @triton.jit
@@ -35,3 +36,23 @@ def rowsum_kernel(x_ptr, y_ptr, n_rows, n_cols, BLOCK_R: tl.constexpr, BLOCK_C: 
     x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask, other=0.0)
     t = tl.arange(0, BLOCK_T)
     tl.store(y_ptr + rows, tl.sum(x, axis=1) + tl.sum(t, axis=0), mask=rows < n_rows)
+
+
+@triton.heuristics(WIDE_HEURISTICS)
+@triton.jit
+def masked_rowsum_kernel(x_ptr, y_ptr, n_rows, n_cols, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr,
+                         EVEN_N: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    cols = tl.arange(0, BLOCK_C)
+    if EVEN_N:
+        x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :])
+    else:
+        x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :], mask=cols[None, :] < n_cols, other=0.0)
+    tl.store(y_ptr + rows, tl.sum(x, axis=1), mask=rows < n_rows)
+
+
+@triton.jit
+def tanh_gate_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0).to(tl.float32)
+    tl.store(y_ptr + offs, x * helpers.fast_tanh(x), mask=offs < n)
