@@ -5,6 +5,7 @@ import triton
 import triton.language as tl
 
 from . import helpers
+from .tuning import tuned_from_table
 from .helpers import WIDE_HEURISTICS, exp, lowest_value, pick_block, split_program_id
 
 
@@ -56,3 +57,19 @@ def tanh_gate_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n, other=0.0).to(tl.float32)
     tl.store(y_ptr + offs, x * helpers.fast_tanh(x), mask=offs < n)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 128}), triton.Config({"BLOCK": 256})], key=["n"])
+@triton.jit
+def tuned_scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 3, mask=mask)
+
+
+@tuned_from_table(["n"])
+@triton.jit
+def table_scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr = 256):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 4, mask=mask)
