@@ -357,6 +357,10 @@ class _Walker:
                 elif parts[0] in index.imports:
                     ref = index.imports[parts[0]]
                     self.out.external.setdefault(parts[0], ref.module if ref.level == 0 else "." * ref.level + ref.module)
+                    full, _ = index.info.resolve(q)
+                    if ref.level == 0 and full.split(".")[0] == "triton" and full != q:
+                        # ``import triton.language.extra.libdevice as tldevice``: the body knows Triton's names
+                        self.out.aliases.setdefault(q, full)
                 continue
             mod, value = found
             if isinstance(value, ModuleIndex):

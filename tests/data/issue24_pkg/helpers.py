@@ -3,6 +3,7 @@ import os
 
 import triton
 import triton.language as tl
+import triton.language.extra.libdevice as tldevice
 from triton.language.extra import libdevice
 
 #: A Triton function under another name, as libraries alias them per platform.
@@ -10,7 +11,7 @@ fast_tanh = libdevice.tanh
 
 if os.environ.get("ISSUE24_FAST", "0") == "1":
     @triton.jit
-    def exp(x): return tl.exp2(x.to(tl.float32) * 1.4426950408889634)
+    def exp(x): return tldevice.exp(x.to(tl.float32))
 else:
     @triton.jit
     def exp(x): return tl.exp(x.to(tl.float32))
