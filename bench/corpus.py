@@ -3,7 +3,9 @@
 For each library of the dev corpus (liger-kernel 0.8.5, torchao 0.18.0,
 gemlite 0.6.0.post2, fla-core 0.6.0, unsloth 2026.10.9; ``bench/fetch_corpus.sh`` fetches them) it reports:
 
-* kernels, kernels with tiling parameters, and the share analysed complete;
+* kernels, kernels with tiling parameters, and the share analysed complete
+  (``@triton.jit`` functions called with tiles, a parameter indexed as a
+  tile, are device helpers, not kernels: counted apart, as "device functions");
 * tiling recall against the library's own ``triton.autotune`` configs: of the
   names a literal config list sets that size a tile in the kernel (appear in
   a ``tl.arange`` extent, a block shape or a ``range`` step), the share the
@@ -238,7 +240,8 @@ def measure_library(package: str, synth: bool = True) -> dict[str, Any]:
     launch_kw = library_launch_keywords(files, corpus.library_root(package).parent)
     row: dict[str, Any] = {"library": package, "files": len(files), "kernels": 0, "with_tiling": 0, "complete": 0,
                            "config_names": 0, "config_names_found": 0, "helpers_unread": 0, "top1_checked": 0,
-                           "top1_bad": 0, "tuned_but_fixed": 0, "errors": 0, "synth_crashes": 0}
+                           "top1_bad": 0, "tuned_but_fixed": 0, "errors": 0, "synth_crashes": 0,
+                           "device_functions": 0}
     incomplete, misses, unread, bad, fixed_tuned, errors = [], [], [], [], [], []
     t0 = time.perf_counter()
     specs = []
@@ -253,7 +256,9 @@ def measure_library(package: str, synth: bool = True) -> dict[str, Any]:
         rel = str(path.relative_to(root.parent))
         row["kernels"] += 1
         where = f"{rel}:{spec.name}"
-        if spec.tiling_params:
+        if spec.device_function:  # called with tiles: a device helper, analysed inline in its callers
+            row["device_functions"] += 1
+        elif spec.tiling_params:
             row["with_tiling"] += 1
             if spec.complete:
                 row["complete"] += 1
@@ -335,14 +340,14 @@ def to_markdown(rows: list[dict[str, Any]], baseline: dict[str, float]) -> str:
         "synthesis checks on target h100 with every runtime size = "
         f"{SHAPE} (fixed constexprs with no value: {FIXED_DEFAULT}).",
         "",
-        "| library | files | kernels | with tiling | complete | tiling recall | helpers unread | "
+        "| library | files | kernels | device functions | with tiling | complete | tiling recall | helpers unread | "
         "top-1 bad / checked | tuned but fixed | analyze / synth crashes | analysis s | baseline s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         base = baseline.get(r["library"])
         lines.append(
-            f"| {r['library']} | {r['files']} | {r['kernels']} | {r['with_tiling']} | {r['complete']} "
+            f"| {r['library']} | {r['files']} | {r['kernels']} | {r['device_functions']} | {r['with_tiling']} | {r['complete']} "
             f"({r['complete_pct']}%) | {r['config_names_found']}/{r['config_names']} ({r['recall_pct']}%) | "
             f"{r['helpers_unread']} | {r['top1_bad']} / {r['top1_checked']} | {r['tuned_but_fixed']} | "
             f"{r['errors'] - r['synth_crashes']} / {r['synth_crashes']} | "

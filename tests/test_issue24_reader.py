@@ -126,3 +126,18 @@ def test_function_tuner_is_not_a_kernel(tmp_path):
     out = subprocess.run([sys.executable, "-m", "tiletune.cli", "analyze", str(tmp_path)], capture_output=True,
                          text=True, check=False)
     assert "no Triton kernels found" in out.stdout + out.stderr, out.stdout + out.stderr
+
+
+def test_functions_called_with_tiles_are_device_functions_not_kernels():
+    specs = {k.name: k for k in analyze_file(PKG / "tiles.py").kernels}
+    assert specs["_gather_rows"].device_function and specs["_gather_rows"].tile_arguments == ["cols", "rows"]
+    assert specs["_flatten"].device_function  # t.numel of a parameter
+    kernel = specs["gather_kernel"]  # the caller reads both with its own tiles: x.numel is known
+    assert not kernel.device_function and kernel.complete, kernel.incomplete
+    assert [d.evaluate({"BLOCK_R": 4, "BLOCK_C": 32}) for d in kernel.accesses[-1].shape] == [128]
+
+
+def test_host_descriptor_block_shape_through_launch_variables():
+    spec = analyze_file(PKG / "tiles.py").kernel("desc_copy_kernel")
+    assert spec.complete, spec.incomplete
+    assert [[str(d) for d in a.shape] for a in spec.accesses] == [["BLOCK_M", "BLOCK_N"]] * 2

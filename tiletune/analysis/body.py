@@ -54,6 +54,7 @@ def analyze_body(
     understand become notes on ``spec``.
     """
     trace = Interpreter(spec, positions, module_constants, helpers, constants, aliases).run(func)
+    spec.tile_arguments = sorted(trace.tile_params)
     classify_params(spec, trace)
     fill_records(spec, trace)
     spec.footprint = compute_footprint(spec, trace)

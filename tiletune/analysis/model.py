@@ -412,6 +412,15 @@ class KernelSpec:
     incomplete: list[str] = field(default_factory=list)
     helpers: dict[str, str] = field(default_factory=dict)
     graph: nx.DiGraph = field(default_factory=nx.DiGraph, repr=False)
+    # Parameters the body uses as tiles (indexed ``x[:, None]``, ``x.shape``): a launch passes
+    # scalars and pointers only, so such a function is a device helper, not a kernel.
+    tile_arguments: list[str] = field(default_factory=list)
+
+    @property
+    def device_function(self) -> bool:
+        """True for a ``@triton.jit`` function called with tiles (see ``tile_arguments``):
+        only other jit functions call it, where its body is analysed with their values."""
+        return bool(self.tile_arguments)
 
     # ----- convenience ----------------------------------------------------
     def param(self, name: str) -> Param:

@@ -210,6 +210,11 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
                         self.graph.add_edge(it.node, nid)
         return nid
 
+    def tile_parameter(self, param: str) -> None:
+        """Record that the function being analysed uses its parameter ``param`` as a tile
+        (directly or in a helper it passes it to): it is a device function only jit code can call."""
+        self.trace.tile_params.add(param)
+
     def tile_use(self, param: str, reason: str) -> None:
         self.trace.tile_uses.setdefault(param, [])
         if reason not in self.trace.tile_uses[param]:
