@@ -36,6 +36,13 @@ def test_one_line_and_branching_helpers_give_known_shapes(kernels):
     assert tunability(spec).tuned == ("BLOCK_R", "BLOCK_C")
 
 
+def test_helper_branch_on_a_computed_value_is_followed(kernels):
+    # split_program_id(X, Y) with Y = tl.cdiv(...): a computed value is never None
+    spec = kernels["heads_scale_kernel"]
+    assert spec.complete, spec.incomplete
+    assert [[str(d) for d in a.shape] for a in spec.accesses] == [["BLOCK_R", "BLOCK_C"]] * 2
+
+
 def test_helper_branch_on_a_passed_value_is_followed():
     spec = analyze_source(textwrap.dedent('''
         import triton

@@ -349,7 +349,7 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
 
     def static_test(self, test: cst.CSTNode) -> Optional[bool]:
         """The truth of a branch condition known at compile time (see ``constants``), else None."""
-        value = static_value(test, self._static_lookup)
+        value = static_value(test, self._static_lookup, self._is_none)
         return None if value is UNKNOWN_STATIC else bool(value)
 
     def _static_lookup(self, name: str) -> Any:
@@ -359,6 +359,23 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
             return known if known is not UNKNOWN_STATIC else static_of(v)
         c = self.module_constants.get(name, UNKNOWN_STATIC)
         return c if isinstance(c, SCALARS) else UNKNOWN_STATIC
+
+    def _is_none(self, name: str) -> Optional[bool]:
+        """Whether a name is known to hold ``None`` (True), known not to (False), or neither.
+
+        A tile, scalar, tuple, dtype, block pointer or descriptor the body computed is never
+        ``None``; a kernel parameter may be (a launch passes ``None``), and so may a value the
+        analysis could not follow."""
+        v = self.env.get(name)
+        if v is None:
+            return None
+        if v.kind == "none":
+            return True
+        if v.node is not None and v.node.startswith("param:"):
+            return None
+        if v.kind in ("tuple", "dtype", "blockptr", "desc") or (v.kind == "value" and v.shape is not None):
+            return False
+        return None
 
     def if_stmt(self, node: cst.If) -> None:
         known = self.static_test(node.test)

@@ -73,3 +73,14 @@ def table_scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr = 256):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 4, mask=mask)
+
+
+@triton.jit
+def heads_scale_kernel(x_ptr, y_ptr, n_rows, n_cols, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    # three indices: Y is a computed value, never None, so the 3-D branch is the one Triton compiles
+    i_c, i_r, i_h = split_program_id(tl.cdiv(n_cols, BLOCK_C), tl.cdiv(n_rows, BLOCK_R))
+    rows = i_r * BLOCK_R + tl.arange(0, BLOCK_R)
+    cols = i_c * BLOCK_C + tl.arange(0, BLOCK_C)
+    offs = i_h * n_rows * n_cols + rows[:, None] * n_cols + cols[None, :]
+    mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
