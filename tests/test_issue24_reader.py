@@ -66,6 +66,13 @@ def test_helper_branch_on_a_passed_value_is_followed():
     assert [[str(d) for d in a.shape] for a in spec.accesses] == [["BLOCK"], ["BLOCK"], []]
 
 
+def test_placeholder_helper_loses_to_the_real_triton_function(kernels):
+    # ``def take(...): return None`` for old Tritons, else ``take = tl.gather``
+    spec = kernels["pick_columns_kernel"]
+    assert spec.complete, spec.incomplete
+    assert [str(d) for d in spec.accesses[-1].shape] == ["BLOCK_R", "BLOCK_C"]
+
+
 def test_triton_function_under_another_name_is_understood(kernels):
     spec = kernels["tanh_gate_kernel"]  # helpers.fast_tanh = libdevice.tanh
     assert spec.complete, spec.incomplete
@@ -139,6 +146,7 @@ def test_functions_called_with_tiles_are_device_functions_not_kernels():
     specs = {k.name: k for k in analyze_file(PKG / "tiles.py").kernels}
     assert specs["_gather_rows"].device_function and specs["_gather_rows"].tile_arguments == ["cols", "rows"]
     assert specs["_flatten"].device_function  # t.numel of a parameter
+    assert specs["_square"].device_function  # a tl.dot operand
     kernel = specs["gather_kernel"]  # the caller reads both with its own tiles: x.numel is known
     assert not kernel.device_function and kernel.complete, kernel.incomplete
     assert [d.evaluate({"BLOCK_R": 4, "BLOCK_C": 32}) for d in kernel.accesses[-1].shape] == [128]

@@ -244,6 +244,22 @@ class TritonAlias:
     target: str
 
 
+def _is_stub(func: cst.FunctionDef) -> bool:
+    """A function whose body only returns None (a docstring and ``pass`` aside): a
+    placeholder for a platform that lacks the real operation."""
+    body = func.body.body if isinstance(func.body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+    for stmt in body:
+        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+        for small in smalls:
+            if isinstance(small, cst.Pass) or (isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString)):
+                continue
+            if isinstance(small, cst.Return) and (small.value is None or (isinstance(small.value, cst.Name)
+                                                                          and small.value.value == "None")):
+                continue
+            return False
+    return True
+
+
 def _triton_alias(index: ModuleIndex, name: str) -> Optional[TritonAlias]:
     """The Triton function a module-level ``name = <dotted name>`` binds (the first such
     assignment: platform variants under ``if``/``else`` share a meaning), else None."""
@@ -307,6 +323,10 @@ class _Walker:
 
     def _lookup(self, index: ModuleIndex, name: str, depth: int) -> tuple[Optional[tuple[ModuleIndex, Any]], Optional[str]]:
         if name in index.jit_defs:
+            if _is_stub(index.jit_defs[name]):  # ``def gather(...): return None`` for old Tritons
+                alias = _triton_alias(index, name)
+                if alias is not None:  # ... else ``gather = tl.gather``: the real one
+                    return (index, alias), None
             return (index, index.jit_defs[name]), None
         if name in index.constants:
             return (index, index.constants[name]), None

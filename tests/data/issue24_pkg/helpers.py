@@ -46,3 +46,13 @@ def pick_block(args):
 #: A heuristics mapping kept in a variable and spread into another, as libraries share them.
 ROW_HEURISTICS = {"EVEN_N": lambda args: args["n_cols"] % 16 == 0}
 WIDE_HEURISTICS = {**ROW_HEURISTICS, "BLOCK_C": lambda args: pick_block(args)}
+
+
+HAS_GATHER = hasattr(tl, "gather")
+if not HAS_GATHER:
+    @triton.jit
+    def take(src, index, axis):
+        """A placeholder so that old Tritons compile the kernels that never call it."""
+        return None
+else:
+    take = tl.gather

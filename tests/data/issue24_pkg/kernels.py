@@ -6,7 +6,7 @@ import triton.language as tl
 
 from . import helpers
 from .tuning import tuned_from_table
-from .helpers import WIDE_HEURISTICS, exp, lowest_value, pick_block, split_program_id
+from .helpers import WIDE_HEURISTICS, exp, take, lowest_value, pick_block, split_program_id
 
 
 @triton.jit
@@ -84,3 +84,16 @@ def heads_scale_kernel(x_ptr, y_ptr, n_rows, n_cols, BLOCK_R: tl.constexpr, BLOC
     offs = i_h * n_rows * n_cols + rows[:, None] * n_cols + cols[None, :]
     mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+
+@triton.jit
+def pick_columns_kernel(x_ptr, idx_ptr, y_ptr, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr, USE_GATHER: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    cols = tl.arange(0, BLOCK_C)
+    x = tl.load(x_ptr + rows[:, None] * BLOCK_C + cols[None, :])
+    idx = tl.load(idx_ptr + rows[:, None] * BLOCK_C + cols[None, :])
+    if USE_GATHER:
+        y = take(x, idx, axis=1)
+    else:
+        y = x
+    tl.store(y_ptr + rows[:, None] * BLOCK_C + cols[None, :], y)

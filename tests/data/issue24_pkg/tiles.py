@@ -17,6 +17,11 @@ def _flatten(t):
 
 
 @triton.jit
+def _square(b):
+    return tl.dot(b, b)
+
+
+@triton.jit
 def gather_kernel(x_ptr, y_ptr, n_rows, n_cols, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
     rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
     cols = tl.arange(0, BLOCK_C)
