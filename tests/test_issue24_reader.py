@@ -70,7 +70,7 @@ def test_placeholder_helper_loses_to_the_real_triton_function(kernels):
     # ``def take(...): return None`` for old Tritons, else ``take = tl.gather``
     spec = kernels["pick_columns_kernel"]
     assert spec.complete, spec.incomplete
-    assert [str(d) for d in spec.accesses[-1].shape] == ["BLOCK_R", "BLOCK_C"]
+    assert [(str(d.m), str(d.n), str(d.k)) for d in spec.dots] == [("BLOCK", "BLOCK", "BLOCK")]
 
 
 def test_triton_function_under_another_name_is_understood(kernels):

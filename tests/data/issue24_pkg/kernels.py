@@ -87,13 +87,14 @@ def heads_scale_kernel(x_ptr, y_ptr, n_rows, n_cols, BLOCK_R: tl.constexpr, BLOC
 
 
 @triton.jit
-def pick_columns_kernel(x_ptr, idx_ptr, y_ptr, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr, USE_GATHER: tl.constexpr):
-    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
-    cols = tl.arange(0, BLOCK_C)
-    x = tl.load(x_ptr + rows[:, None] * BLOCK_C + cols[None, :])
-    idx = tl.load(idx_ptr + rows[:, None] * BLOCK_C + cols[None, :])
-    if USE_GATHER:
-        y = take(x, idx, axis=1)
-    else:
-        y = x
-    tl.store(y_ptr + rows[:, None] * BLOCK_C + cols[None, :], y)
+def pick_columns_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr, USE_GATHER: tl.constexpr):
+    # row by row, keep the diagonal's running sum; then square the tile on the matrix unit
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs[:, None] * BLOCK + offs[None, :])
+    for i in range(1, BLOCK):
+        if USE_GATHER:
+            row = tl.sum(take(x, tl.full([1, BLOCK], i, dtype=tl.int32), axis=0), 0)
+        else:
+            row = tl.sum(tl.where((offs == i)[:, None], x, 0.0), 0)
+        x = tl.where((offs == i)[:, None], row + tl.sum(row[:, None] * x, 0), x)
+    tl.store(y_ptr + offs[:, None] * BLOCK + offs[None, :], tl.dot(x, x))
