@@ -5,7 +5,7 @@
 # Idempotent: a library already unpacked is kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dest=.corpus
+dest=${TILETUNE_CORPUS:-.corpus}  # tests/corpus.py reads the same variable
 mkdir -p "$dest/dl"
 fetch() {  # name version [pip options...]
     local name=$1 version=$2; shift 2
