@@ -43,6 +43,12 @@ def test_helper_branch_on_a_computed_value_is_followed(kernels):
     assert [[str(d) for d in a.shape] for a in spec.accesses] == [["BLOCK_R", "BLOCK_C"]] * 2
 
 
+def test_unpacking_picks_the_helper_path_of_that_length(kernels):
+    spec = kernels["rows_copy_kernel"]
+    assert spec.complete, spec.incomplete
+    assert [[str(d) for d in a.shape] for a in spec.accesses] == [["BLOCK_C"]] * 2
+
+
 def test_helper_branch_on_a_passed_value_is_followed():
     spec = analyze_source(textwrap.dedent('''
         import triton

@@ -320,6 +320,9 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
             self.live.define(target.value, self._live_bytes(v), augmented)
         elif isinstance(target, (cst.Tuple, cst.List)):
             elems = [e.value for e in target.elements]
+            if v.kind == "alternatives":  # ``a, b, c = f()``: only the 3-tuple path compiles
+                fits = [alt for alt in v.items if len(alt.items) == len(elems)]
+                v = fits[0] if len(fits) == 1 and not any(isinstance(t, cst.StarredElement) for t in elems) else UNKNOWN
             if v.kind == "tuple" and len(v.items) == len(elems):
                 for t, it in zip(elems, v.items):
                     self.assign(t, it)
