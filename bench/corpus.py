@@ -1,9 +1,11 @@
 """How well tiletune reads real kernel libraries (issue: read real kernels right).
 
 For each library of the dev corpus (liger-kernel 0.8.5, torchao 0.18.0,
-gemlite 0.6.0.post2; ``bench/fetch_corpus.sh`` fetches them) it reports:
+gemlite 0.6.0.post2, fla-core 0.6.0, unsloth 2026.10.9; ``bench/fetch_corpus.sh`` fetches them) it reports:
 
-* kernels, kernels with tiling parameters, and the share analysed complete;
+* kernels, kernels with tiling parameters, and the share analysed complete
+  (``@triton.jit`` functions called with tiles, a parameter indexed as a
+  tile, are device helpers, not kernels: counted apart, as "device functions");
 * tiling recall against the library's own ``triton.autotune`` configs: of the
   names a literal config list sets that size a tile in the kernel (appear in
   a ``tl.arange`` extent, a block shape or a ``range`` step), the share the
@@ -13,8 +15,11 @@ gemlite 0.6.0.post2; ``bench/fetch_corpus.sh`` fetches them) it reports:
 * ``synth-configs`` top-1 results (at the shapes below, on h100) with a tile
   over Triton's 1,048,576-element limit or a ``tl.dot`` operand under 16;
 * tuned parameters that a launch anywhere in the library fixes (found by an
-  independent scan of every ``name[grid](...)`` call, whatever the imports) or
-  that the kernel's autotune ``key`` lists;
+  independent scan of every ``name[grid](...)`` call, whatever the imports;
+  keyword or positional, bound by signature order as Triton binds them), that
+  the kernel's autotune ``key`` lists or that ``@triton.heuristics`` sets;
+* crashes: files whose analysis raises, kernels where synth-configs' path
+  raises anything but tiletune's own errors;
 * whole-library analysis time.
 
 Run: ``python bench/corpus.py`` (writes ``bench/results/corpus.{json,md}``);
@@ -62,9 +67,14 @@ def _module_path(base: Path, importer: Path, level: int, module: str) -> Optiona
     return None
 
 
+#: Prefix of the entry ``library_launch_keywords`` records for a launch's positional-argument count.
+POSITIONAL = "#positional:"
+
+
 def library_launch_keywords(files: list[Path], base: Path) -> dict[tuple[Path, str], set[str]]:
     """(defining file, kernel name) -> keywords any ``kernel[...](...)`` call in the library passes
-    (lookups of the same name excluded).
+    (lookups of the same name excluded), and ``"#positional:N"`` for each launch passing N
+    positional arguments (no ``*args``): they fix the first N parameters, as Triton binds them.
 
     Independent of tiletune's resolver: Python's ``ast`` and a plain reading of
     each launching file's imports (``base`` is the folder above the package).
@@ -102,6 +112,8 @@ def library_launch_keywords(files: list[Path], base: Path) -> dict[tuple[Path, s
                 continue
             if where is None:
                 continue
+            if not any(isinstance(a, ast.Starred) for a in node.args):  # positionals bind by signature order
+                out.setdefault((where, name), set()).add(f"{POSITIONAL}{len(node.args)}")
             for kw in node.keywords:
                 if kw.arg is None:
                     continue
@@ -128,6 +140,26 @@ def file_config_names(path: Path) -> set[str]:
     return names
 
 
+def file_heuristic_names(path: Path, kernel: str) -> set[str]:
+    """Keys of every ``@...heuristics({...})`` dict on a function named ``kernel`` in a file
+    (independent of tiletune: Python's ``ast``)."""
+    names: set[str] = set()
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except (SyntaxError, ValueError):
+        return names
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != kernel:
+            continue
+        for dec in node.decorator_list:
+            if not (isinstance(dec, ast.Call) and dec.args and isinstance(dec.args[0], ast.Dict)):
+                continue
+            func = dec.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) == "heuristics":
+                names.update(k.value for k in dec.args[0].keys if isinstance(k, ast.Constant) and isinstance(k.value, str))
+    return names
+
+
 def _sizes_tiles(spec: Any, name: str) -> bool:
     """True when ``name`` sizes a tile in the kernel's graph or accesses (ground truth for recall)."""
     for a in spec.accesses:
@@ -140,7 +172,17 @@ def _sizes_tiles(spec: Any, name: str) -> bool:
 
 
 def _top1_problems(spec: Any, verdict: Any) -> tuple[Optional[str], Optional[dict]]:
-    """Run synth-configs' path at the bench shapes; return (problem or None, top-1 kwargs)."""
+    """Run synth-configs' path at the bench shapes; return (problem or None, top-1 kwargs).
+
+    A crash (any exception but tiletune's own errors) is a problem whose text starts with ``crash:``."""
+    try:
+        return _top1_problems_unguarded(spec, verdict)
+    except Exception as exc:  # noqa: BLE001 - a crash of synth-configs' path is what is reported
+        return f"crash: {type(exc).__name__}: {exc}", None
+
+
+def _top1_problems_unguarded(spec: Any, verdict: Any) -> tuple[Optional[str], Optional[dict]]:
+    """:func:`_top1_problems` without the crash guard."""
     from tiletune.analysis.tunability import fixed_values
     from tiletune.errors import TiletuneError
     from tiletune.synthesis import required_shapes, synthesize
@@ -198,7 +240,8 @@ def measure_library(package: str, synth: bool = True) -> dict[str, Any]:
     launch_kw = library_launch_keywords(files, corpus.library_root(package).parent)
     row: dict[str, Any] = {"library": package, "files": len(files), "kernels": 0, "with_tiling": 0, "complete": 0,
                            "config_names": 0, "config_names_found": 0, "helpers_unread": 0, "top1_checked": 0,
-                           "top1_bad": 0, "tuned_but_fixed": 0, "errors": 0}
+                           "top1_bad": 0, "tuned_but_fixed": 0, "errors": 0, "synth_crashes": 0,
+                           "device_functions": 0}
     incomplete, misses, unread, bad, fixed_tuned, errors = [], [], [], [], [], []
     t0 = time.perf_counter()
     specs = []
@@ -208,13 +251,14 @@ def measure_library(package: str, synth: bool = True) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001 - reported
             errors.append(f"{path.name}: {type(exc).__name__}: {exc}")
     row["analysis_s"] = round(time.perf_counter() - t0, 2)
-    row["errors"] = len(errors)
     root = corpus.library_root(package)
     for path, spec in specs:
         rel = str(path.relative_to(root.parent))
         row["kernels"] += 1
         where = f"{rel}:{spec.name}"
-        if spec.tiling_params:
+        if spec.device_function:  # called with tiles: a device helper, analysed inline in its callers
+            row["device_functions"] += 1
+        elif spec.tiling_params:
             row["with_tiling"] += 1
             if spec.complete:
                 row["complete"] += 1
@@ -239,7 +283,11 @@ def measure_library(package: str, synth: bool = True) -> dict[str, Any]:
             if sizing - tiling:
                 misses.append((where, sorted(sizing - tiling)))
         verdict = tunability(spec)
-        forbidden = launch_kw.get((path.resolve(), spec.name), set()) | set(at.key or () if at is not None else ())
+        passed = launch_kw.get((path.resolve(), spec.name), set())
+        forbidden = {n for n in passed if not n.startswith(POSITIONAL)}
+        forbidden |= set(at.key or () if at is not None else ()) | file_heuristic_names(path, spec.name)
+        n_pos = max((int(n[len(POSITIONAL):]) for n in passed if n.startswith(POSITIONAL)), default=0)
+        forbidden |= {p.name for p in spec.params if p.index < n_pos}
         wrong = sorted(set(verdict.tuned) & forbidden)
         if wrong:
             row["tuned_but_fixed"] += 1
@@ -248,9 +296,13 @@ def measure_library(package: str, synth: bool = True) -> dict[str, Any]:
             problem, top = _top1_problems(spec, verdict)
             if top is not None:
                 row["top1_checked"] += 1
-            if problem:
+            if problem and problem.startswith("crash:"):
+                row["synth_crashes"] += 1
+                errors.append(f"{where}: synth-configs {problem}")
+            elif problem:
                 row["top1_bad"] += 1
                 bad.append((where, problem, top))
+    row["errors"] = len(errors)
     with_tiling = row["with_tiling"] or 1
     row["complete_pct"] = round(100.0 * row["complete"] / with_tiling, 1)
     row["recall_pct"] = round(100.0 * row["config_names_found"] / (row["config_names"] or 1), 1)
@@ -288,16 +340,17 @@ def to_markdown(rows: list[dict[str, Any]], baseline: dict[str, float]) -> str:
         "synthesis checks on target h100 with every runtime size = "
         f"{SHAPE} (fixed constexprs with no value: {FIXED_DEFAULT}).",
         "",
-        "| library | files | kernels | with tiling | complete | tiling recall | helpers unread | "
-        "top-1 bad / checked | tuned but fixed | analysis s | baseline s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| library | files | kernels | device functions | with tiling | complete | tiling recall | helpers unread | "
+        "top-1 bad / checked | tuned but fixed | analyze / synth crashes | analysis s | baseline s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         base = baseline.get(r["library"])
         lines.append(
-            f"| {r['library']} | {r['files']} | {r['kernels']} | {r['with_tiling']} | {r['complete']} "
+            f"| {r['library']} | {r['files']} | {r['kernels']} | {r['device_functions']} | {r['with_tiling']} | {r['complete']} "
             f"({r['complete_pct']}%) | {r['config_names_found']}/{r['config_names']} ({r['recall_pct']}%) | "
             f"{r['helpers_unread']} | {r['top1_bad']} / {r['top1_checked']} | {r['tuned_but_fixed']} | "
+            f"{r['errors'] - r['synth_crashes']} / {r['synth_crashes']} | "
             f"{r['analysis_s']} | {base if base is not None else 'n/a'} |"
         )
     lines += ["", "Goals: complete >= 98%, recall >= 98%, 0 helpers unread, 0 top-1 bad, 0 tuned but fixed, "

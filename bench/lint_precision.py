@@ -36,7 +36,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from corpus import LIBRARIES, corpus_dir, library_root  # noqa: E402
+from corpus import corpus_dir, library_root  # noqa: E402
+
+#: The libraries the hand labels cover (fla-core and unsloth, added to the corpus later, are
+#: linted with ``--extra`` and listed unscored until someone labels their findings).
+LIBRARIES = ("liger_kernel", "torchao", "gemlite")
 
 from tiletune.lint import all_rules  # noqa: E402
 from tiletune.lint.runner import iter_lint_paths, iter_python_files  # noqa: E402

@@ -1,7 +1,8 @@
 """Where the dev corpus (real kernel libraries, test data) lives.
 
-``bench/fetch_corpus.sh`` downloads liger-kernel 0.8.5, torchao 0.18.0 and
-gemlite 0.6.0.post2 with ``pip download --no-deps`` and unpacks them under
+``bench/fetch_corpus.sh`` downloads liger-kernel 0.8.5, torchao 0.18.0,
+gemlite 0.6.0.post2, fla-core 0.6.0 (package ``fla``) and unsloth 2026.10.9 with
+``pip download --no-deps`` and unpacks them under
 ``.corpus/`` (or ``$TILETUNE_CORPUS``).  They are read by the analyser, never
 imported.
 """
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Optional
 
 ROOT = Path(__file__).resolve().parent.parent
-LIBRARIES = ("liger_kernel", "torchao", "gemlite")
+LIBRARIES = ("liger_kernel", "torchao", "gemlite", "fla", "unsloth")
 
 
 def corpus_dir() -> Path:

@@ -37,6 +37,7 @@ def analyze_body(
     helpers: Mapping[str, cst.FunctionDef],
     external: Optional[Mapping[str, str]] = None,
     constants: Optional[Mapping[str, Any]] = None,
+    aliases: Optional[Mapping[str, str]] = None,
 ) -> None:
     """Fill ``spec`` from the body of ``func``.
 
@@ -49,10 +50,12 @@ def analyze_body(
     module (see :func:`record_gaps`).  ``constants`` (optional) gives known
     parameter values (a launch's constexpr flags, ``None`` pointers):
     branches they decide are resolved and the dead side counts for nothing.
-    Constructs the analysis does not
+    ``aliases`` maps names bound to Triton functions (``triton_tanh =
+    libdevice.tanh``) to those functions' dotted names.  Constructs the analysis does not
     understand become notes on ``spec``.
     """
-    trace = Interpreter(spec, positions, module_constants, helpers, constants).run(func)
+    trace = Interpreter(spec, positions, module_constants, helpers, constants, aliases).run(func)
+    spec.tile_arguments = sorted(trace.tile_params)
     classify_params(spec, trace)
     spec.meaning = find_meaning(func, [p.name for p in spec.tiling_params],
                                 [p.name for p in spec.params])

@@ -30,6 +30,8 @@ class CallOps:
             self._eval_args(node)
             self.gap(node, "unknown op", f"call {node_text(node)} not understood")
             return UNKNOWN
+        if q in self.aliases and q.split(".")[0] not in self.env:  # ``triton_tanh = libdevice.tanh``
+            q = self.aliases[q]
         parts = q.split(".")
         name = parts[-1]
         if len(parts) == 1:

@@ -98,17 +98,23 @@ def decorator_kind(resolved: str, imported: bool) -> str:
     name from ``triton`` or ``tiletune`` (``triton.jit``,
     ``triton.runtime.autotuner.autotune``, ``tiletune.autotune``) counts, and so
     does a bare ``jit``/``autotune``/``heuristics`` the module does not import
-    from elsewhere (a snippet without its imports).
+    from elsewhere (a snippet without its imports).  The function tuner
+    ``tiletune.tune.autotune`` decorates host functions: ``"other"``.
     """
     parts = resolved.split(".")
     kind = _KIND_BY_LAST.get(parts[-1])
-    if kind is None:
+    if kind is None or _is_function_tuner(parts):
         return "other"
     if parts[0] in _KNOWN_ROOTS and len(parts) > 1:
         return kind
     if len(parts) == 1 and not imported:
         return kind
     return "other"
+
+
+def _is_function_tuner(parts: list[str]) -> bool:
+    """``tiletune.tune.autotune`` (and the module that implements it) tunes a host function, not a kernel."""
+    return parts[0] == "tiletune" and ("tune" in parts[1:2] or "function_tuner" in parts)
 
 
 def decorator_callee(dec: cst.Decorator) -> tuple[cst.BaseExpression, Optional[cst.Call]]:

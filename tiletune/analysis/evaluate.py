@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from .expr import Expr, const
+from .expr import Expr, const, product
 from .values import NONE, TL_DTYPES, UNKNOWN, Val, align_dims, broadcast_shapes, is_float, join_vals, promote
 from .cst_text import BINOP_TEXT, dotted_name, node_text, root_name
 from .trace import EMPTY, ScratchRec, offset_anchors
@@ -306,6 +306,7 @@ class ExprEval:
         if base.shape is None:
             return UNKNOWN.with_(params=base.params, tiles=base.tiles, pids=base.pids, ptrs=base.ptrs, loads=base.loads)
         if base.shape == () and base.node is not None and base.node.startswith("param:") and any(i.kind in ("none", "slice") for i in idx):
+            self.tile_parameter(base.node[6:])
             self.gap(node, "unknown access shape", f"parameter {base.node[6:]} is indexed as a tile (a helper called with tiles?); its shape is unknown")
             return UNKNOWN.with_(params=base.params, ptrs=base.ptrs)
         new_shape: list[Expr] = []
@@ -390,8 +391,17 @@ class ExprEval:
         if attr == "element_ty" and base.kind == "dtype":
             d = base.dtype
             return Val(kind="dtype", shape=None, dtype=f"elem:{d[4:]}" if d and d.startswith("ptr:") else None)
+        if attr in ("shape", "numel") and base.kind == "value" and base.shape == () and base.node is not None \
+                and base.node.startswith("param:"):
+            # ``x.shape`` / ``x.numel`` of a parameter: the function is called with tiles
+            self.tile_parameter(base.node[6:])
+            self.gap(node, "unknown access shape", f"{node_text(node)}: parameter {base.node[6:]} is used as a tile "
+                     "(a helper called with tiles?); its shape is unknown")
+            return UNKNOWN
         if attr == "shape" and base.kind == "value" and base.shape is not None:
             return Val(kind="tuple", shape=None, items=tuple(Val(shape=(), expr=d, weak=True, dtype="int32") for d in base.shape))
+        if attr == "numel" and base.kind == "value" and base.shape is not None:
+            return Val(shape=(), expr=product(list(base.shape)), weak=True, dtype="int32")
         if attr in ("primitive_bitwidth", "itemsize"):
             return Val(shape=(), weak=True)
         return Val(kind="other", shape=None)

@@ -23,6 +23,7 @@ from ..deep_stack import caused_by_recursion, run_deep, too_deep
 from ..errors import AnalysisError
 from . import body as _body
 from .decorators import fill_declaration, find_kernels
+from .heuristics import read_heuristics
 import libcst as cst
 
 from .launches import build_launch, launches_by_kernel
@@ -169,6 +170,7 @@ def _analyze_module(source: str, file: Optional[str], force: _Force, project: bo
         spec = KernelSpec(name=func.name.value, span=info.span(func), file=file)
         try:
             fill_declaration(info, func, spec, jit_call)
+            read_heuristics(index, func, spec)
             spec.launches = launch_map.get(id(func), [])
             if project and file and not scope:
                 spec.project_launches = _project_launches(file, spec.name)
@@ -203,7 +205,8 @@ def _analyze_kernel_body(index: ModuleIndex, func: cst.FunctionDef, spec: Kernel
     module_constants.update(index.constants)
     spec.helpers = dict(sorted(res.hashes.items()))
     spec.incomplete.extend(res.unresolved)
-    _body.analyze_body(func, spec, res.positions, module_constants, helpers, res.external, constants=launch_constants)
+    _body.analyze_body(func, spec, res.positions, module_constants, helpers, res.external, constants=launch_constants,
+                       aliases=res.aliases)
 
 
 def unchanged_defaults(spec: KernelSpec) -> dict[str, Any]:

@@ -17,7 +17,9 @@ aliases resolved; each dimension is the constexpr name it reads
 descriptor built where the kernel is launched, ``desc_a =
 TensorDescriptor.from_tensor(a, block_shape=[BLOCK_M, BLOCK_K])``, is found
 the same way under the function name ``""`` and the variable's name (matched
-with the kernel parameter of that name).
+with the kernel parameter of that name); the block shape may be passed
+positionally, and a dimension held in a local variable that the launch passes
+as a constexpr (``BLOCK_K=block_k``) is that constexpr.
 """
 
 from __future__ import annotations
@@ -42,10 +44,15 @@ def hook_block_shapes(positions: Mapping) -> dict[str, dict[str, list[tuple[Dim,
     if _cache[0] is positions:
         return _cache[1]
     found: dict[str, dict[str, list[tuple[Dim, ...]]]] = {}
+    classes = {"TensorDescriptor"}  # and the names it is imported as
+    for node in positions:
+        if isinstance(node, cst.ImportAlias) and isinstance(node.name, cst.Name) and node.name.value == "TensorDescriptor" \
+                and node.asname is not None and isinstance(node.asname.name, cst.Name):
+            classes.add(node.asname.name.value)
     for node in positions:
         if isinstance(node, cst.FunctionDef):
             shapes: dict[str, list[tuple[Dim, ...]]] = {}
-            _scan_function(node, shapes)
+            _scan_function(node, shapes, classes)
             for name, dims in shapes.items():
                 # pre-hooks by their function; descriptors built at a launch site pooled under ""
                 key = node.name.value if _is_hook(node) else ""
@@ -69,8 +76,25 @@ def pre_hook_names(func: cst.FunctionDef) -> set[str]:
     return names
 
 
-def _scan_function(func: cst.FunctionDef, found: dict[str, list[tuple[Dim, ...]]]) -> None:
-    aliases: dict[str, Dim] = {}
+def _launch_keywords(func: cst.FunctionDef) -> dict[str, str]:
+    """``{local variable: constexpr}`` for every ``kernel[grid](..., NAME=variable)`` in ``func``:
+    a block dimension written with the variable is the constexpr the launch passes it as."""
+    out: dict[str, str] = {}
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if not isinstance(node.func, cst.Subscript):
+                return
+            for arg in node.args:
+                if arg.keyword is not None and isinstance(arg.value, cst.Name):
+                    out.setdefault(arg.value.value, arg.keyword.value)
+
+    func.visit(_Visitor())
+    return out
+
+
+def _scan_function(func: cst.FunctionDef, found: dict[str, list[tuple[Dim, ...]]], classes: set[str]) -> None:
+    aliases: dict[str, Dim] = dict(_launch_keywords(func))
     body = func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
     for stmt in body:
         if not isinstance(stmt, cst.SimpleStatementLine):
@@ -84,7 +108,7 @@ def _scan_function(func: cst.FunctionDef, found: dict[str, list[tuple[Dim, ...]]
                 if key is not None:
                     aliases[target.value] = key
             if isinstance(target, cst.Name) and isinstance(value, cst.Call):
-                block = _constructor_block(value)
+                block = _constructor_block(value, classes)
                 if block is not None:
                     dims = tuple(_dim(e.value, aliases) for e in block.elements)
                     if dims not in found.setdefault(target.value, []):
@@ -102,17 +126,24 @@ def _is_hook(func: cst.FunctionDef) -> bool:
     return len(func.params.params) == 1
 
 
-def _constructor_block(call: cst.Call) -> Optional[cst.List]:
-    """The ``block_shape=[...]`` list of ``TensorDescriptor(...)`` / ``TensorDescriptor.from_tensor(...)``."""
+def _constructor_block(call: cst.Call, classes: set[str]) -> Optional[cst.List]:
+    """The ``block_shape=[...]`` list of ``TensorDescriptor(...)`` / ``TensorDescriptor.from_tensor(...)``
+    (``classes``: the names the class goes by in the module)."""
     func = call.func
     name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
     owner = func.value if isinstance(func, cst.Attribute) else None
     owner_name = owner.attr.value if isinstance(owner, cst.Attribute) else getattr(owner, "value", "")
-    if name != "TensorDescriptor" and not (name == "from_tensor" and owner_name == "TensorDescriptor"):
+    constructor = name in classes
+    if not constructor and not (name == "from_tensor" and owner_name in classes):
         return None
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "block_shape" and isinstance(arg.value, (cst.List, cst.Tuple)):
             return arg.value
+    # positionally: TensorDescriptor(base, shape, strides, block_shape) / from_tensor(tensor, block_shape)
+    position = 3 if constructor else 1
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if len(positional) > position and isinstance(positional[position].value, (cst.List, cst.Tuple)):
+        return positional[position].value
     return None
 
 

@@ -280,12 +280,16 @@ def _call_expr(node: cst.Call, meta: Optional[str]) -> Optional[Expr]:
 
 
 def _read_arguments(info: SourceInfo, call: cst.Call, site: LaunchSite) -> None:
+    """Keyword and positional arguments of a launch; positionals after a ``*args`` have unknown
+    positions, so only those before it are bound (as Triton binds them: by signature order)."""
     for arg in call.args:
         if arg.star:
             site.star_args.append(arg.star + info.code(arg.value))
             continue
         if arg.keyword is None:
             site.positional_count += 1
+            if not site.star_args:
+                site.positional.append(info.code(arg.value))
             continue
         name = arg.keyword.value
         site.fixed[name] = info.code(arg.value)

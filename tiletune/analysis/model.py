@@ -238,6 +238,14 @@ class LaunchSite:
     file: Optional[str] = None  # set for a launch found in another module of the project
     # Source of each ``*args`` / ``**kwargs`` argument: the launch may pass any name through them.
     star_args: list[str] = field(default_factory=list)
+    # Source of each positional argument before any ``*args``, in order: they bind the kernel's
+    # parameters by signature order, as Triton binds them.
+    positional: list[str] = field(default_factory=list)
+
+    def bound_positionally(self, params: Any) -> dict[str, str]:
+        """``{parameter name: source text}`` of the parameters (``Param`` objects, in signature
+        order) this launch passes positionally."""
+        return {p.name: text for p, text in zip(sorted(params, key=lambda p: p.index), self.positional)}
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -408,6 +416,15 @@ class KernelSpec:
     helpers: dict[str, str] = field(default_factory=dict)
     meaning: dict[str, list[str]] = field(default_factory=dict)  # tiling params that may carry meaning
     graph: nx.DiGraph = field(default_factory=nx.DiGraph, repr=False)
+    # Parameters the body uses as tiles (indexed ``x[:, None]``, ``x.shape``): a launch passes
+    # scalars and pointers only, so such a function is a device helper, not a kernel.
+    tile_arguments: list[str] = field(default_factory=list)
+
+    @property
+    def device_function(self) -> bool:
+        """True for a ``@triton.jit`` function called with tiles (see ``tile_arguments``):
+        only other jit functions call it, where its body is analysed with their values."""
+        return bool(self.tile_arguments)
 
     # ----- convenience ----------------------------------------------------
     def param(self, name: str) -> Param:

@@ -234,6 +234,44 @@ class Resolution:
     hashes: dict[str, str] = field(default_factory=dict)
     unresolved: list[str] = field(default_factory=list)
     external: dict[str, str] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TritonAlias:
+    """A module-level name bound to a Triton function: ``triton_tanh = libdevice.tanh``
+    (``target`` is the full dotted name, ``triton.language.extra.libdevice.tanh``)."""
+
+    target: str
+
+
+def _is_stub(func: cst.FunctionDef) -> bool:
+    """A function whose body only returns None (a docstring and ``pass`` aside): a
+    placeholder for a platform that lacks the real operation."""
+    body = func.body.body if isinstance(func.body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+    for stmt in body:
+        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+        for small in smalls:
+            if isinstance(small, cst.Pass) or (isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString)):
+                continue
+            if isinstance(small, cst.Return) and (small.value is None or (isinstance(small.value, cst.Name)
+                                                                          and small.value.value == "None")):
+                continue
+            return False
+    return True
+
+
+def _triton_alias(index: ModuleIndex, name: str) -> Optional[TritonAlias]:
+    """The Triton function a module-level ``name = <dotted name>`` binds (the first such
+    assignment: platform variants under ``if``/``else`` share a meaning), else None."""
+    for _, value in index.scan.assigns.get((), {}).get(name, []):
+        dotted = dotted_name(value) if isinstance(value, (cst.Attribute, cst.Name)) else None
+        if dotted is None or dotted == name:
+            continue
+        full, _ = index.info.resolve(dotted)
+        if full.split(".")[0] == "triton" and "." in full:
+            return TritonAlias(full)
+    return None
 
 
 def _called_names(func: cst.FunctionDef) -> tuple[set[str], set[str]]:
@@ -286,10 +324,18 @@ class _Walker:
 
     def _lookup(self, index: ModuleIndex, name: str, depth: int) -> tuple[Optional[tuple[ModuleIndex, Any]], Optional[str]]:
         if name in index.jit_defs:
+            if _is_stub(index.jit_defs[name]):  # ``def gather(...): return None`` for old Tritons
+                alias = _triton_alias(index, name)
+                if alias is not None:  # ... else ``gather = tl.gather``: the real one
+                    return (index, alias), None
             return (index, index.jit_defs[name]), None
         if name in index.constants:
             return (index, index.constants[name]), None
         ref = index.imports.get(name)
+        if ref is None:
+            alias = _triton_alias(index, name)
+            if alias is not None:
+                return (index, alias), None
         refs = [ref] if ref is not None else []
         if ref is None:
             refs = [r for r in index.star_imports]
@@ -332,6 +378,10 @@ class _Walker:
                 elif parts[0] in index.imports:
                     ref = index.imports[parts[0]]
                     self.out.external.setdefault(parts[0], ref.module if ref.level == 0 else "." * ref.level + ref.module)
+                    full, _ = index.info.resolve(q)
+                    if ref.level == 0 and full.split(".")[0] == "triton" and full != q:
+                        # ``import triton.language.extra.libdevice as tldevice``: the body knows Triton's names
+                        self.out.aliases.setdefault(q, full)
                 continue
             mod, value = found
             if isinstance(value, ModuleIndex):
@@ -345,6 +395,9 @@ class _Walker:
                 fn = value.jit_defs.get(parts[-1])
                 if fn is None:
                     found2, why2 = self.lookup(value, parts[-1])
+                    if found2 is not None and isinstance(found2[1], TritonAlias):
+                        self.out.aliases.setdefault(q, found2[1].target)
+                        continue
                     fn = found2[1] if found2 is not None and isinstance(found2[1], cst.FunctionDef) else None
                     if fn is None:
                         self._gap(why2 or f"{q}: not a @triton.jit function in {os.path.basename(value.path)}")
@@ -353,6 +406,8 @@ class _Walker:
                 self._add(q, value, fn, depth)
             elif isinstance(value, cst.FunctionDef) and len(parts) == 1:
                 self._add(q, mod, value, depth)
+            elif isinstance(value, TritonAlias) and len(parts) == 1:
+                self.out.aliases.setdefault(q, value.target)
         for n in sorted(names - local_params):
             if n in index.jit_defs or n in self.out.constants:
                 continue

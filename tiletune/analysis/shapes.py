@@ -78,6 +78,20 @@ def _span(start: Optional[Expr], end: Optional[Expr]) -> Optional[Expr]:
     return None
 
 
+def static_of(v: Val) -> Any:
+    """The compile-time value a :class:`Val` carries by itself, else :data:`UNKNOWN_STATIC`.
+
+    ``None`` (a ``tl.constexpr = None`` default or argument of a helper) and a
+    scalar Python literal are known at compile time, as Triton's code generator
+    keeps them ``constexpr``: a helper inlined under its caller's values
+    evaluates the branch they select (partial evaluation)."""
+    if v.kind == "none":
+        return None
+    if v.kind in ("value", "other") and not v.shape and isinstance(v.literal, SCALARS) and v.literal is not None:
+        return v.literal
+    return UNKNOWN_STATIC
+
+
 class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOps, MathOps, LayoutOps):
     """Abstract interpretation of one kernel body (see the module docstring).
 
@@ -101,8 +115,10 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
         module_constants: Mapping[str, int],
         helpers: Optional[Mapping[str, cst.FunctionDef]] = None,
         constants: Optional[Mapping[str, Any]] = None,
+        aliases: Optional[Mapping[str, str]] = None,
     ) -> None:
         self.spec = spec
+        self.aliases = dict(aliases or {})  # name as called -> Triton function it is bound to
         self.constants = dict(constants or {})
         self._static: dict[int, Any] = {}  # id(Val) of a parameter with a known value -> the value
         self.positions = positions
@@ -194,6 +210,11 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
                         self.graph.add_edge(it.node, nid)
         return nid
 
+    def tile_parameter(self, param: str) -> None:
+        """Record that the function being analysed uses its parameter ``param`` as a tile
+        (directly or in a helper it passes it to): it is a device function only jit code can call."""
+        self.trace.tile_params.add(param)
+
     def tile_use(self, param: str, reason: str) -> None:
         self.trace.tile_uses.setdefault(param, [])
         if reason not in self.trace.tile_uses[param]:
@@ -235,6 +256,8 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     self.simple(small)
+            elif isinstance(stmt, cst.BaseSmallStatement):  # a one-line suite: ``def exp(x): return tl.exp(x)``
+                self.simple(stmt)
             elif isinstance(stmt, cst.If):
                 self.if_stmt(stmt)
             elif isinstance(stmt, cst.For):
@@ -297,6 +320,9 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
             self.live.define(target.value, self._live_bytes(v), augmented)
         elif isinstance(target, (cst.Tuple, cst.List)):
             elems = [e.value for e in target.elements]
+            if v.kind == "alternatives":  # ``a, b, c = f()``: only the 3-tuple path compiles
+                fits = [alt for alt in v.items if len(alt.items) == len(elems)]
+                v = fits[0] if len(fits) == 1 and not any(isinstance(t, cst.StarredElement) for t in elems) else UNKNOWN
             if v.kind == "tuple" and len(v.items) == len(elems):
                 for t, it in zip(elems, v.items):
                     self.assign(t, it)
@@ -326,17 +352,33 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
 
     def static_test(self, test: cst.CSTNode) -> Optional[bool]:
         """The truth of a branch condition known at compile time (see ``constants``), else None."""
-        if not self._static and not self.module_constants:
-            return None
-        value = static_value(test, self._static_lookup)
+        value = static_value(test, self._static_lookup, self._is_none)
         return None if value is UNKNOWN_STATIC else bool(value)
 
     def _static_lookup(self, name: str) -> Any:
         v = self.env.get(name)
         if v is not None:
-            return self._static.get(id(v), UNKNOWN_STATIC)
+            known = self._static.get(id(v), UNKNOWN_STATIC)
+            return known if known is not UNKNOWN_STATIC else static_of(v)
         c = self.module_constants.get(name, UNKNOWN_STATIC)
         return c if isinstance(c, SCALARS) else UNKNOWN_STATIC
+
+    def _is_none(self, name: str) -> Optional[bool]:
+        """Whether a name is known to hold ``None`` (True), known not to (False), or neither.
+
+        A tile, scalar, tuple, dtype, block pointer or descriptor the body computed is never
+        ``None``; a kernel parameter may be (a launch passes ``None``), and so may a value the
+        analysis could not follow."""
+        v = self.env.get(name)
+        if v is None:
+            return None
+        if v.kind == "none":
+            return True
+        if v.node is not None and v.node.startswith("param:"):
+            return None
+        if v.kind in ("tuple", "dtype", "blockptr", "desc") or (v.kind == "value" and v.shape is not None):
+            return False
+        return None
 
     def if_stmt(self, node: cst.If) -> None:
         known = self.static_test(node.test)

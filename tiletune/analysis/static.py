@@ -11,7 +11,7 @@ the values the interpreter knows statically (parameters given in
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import libcst as cst
 
@@ -51,20 +51,44 @@ _BIN: dict[type, Callable[[Any, Any], Any]] = {
 SCALARS = (bool, int, float, str, type(None))
 
 
-def static_value(node: cst.CSTNode, lookup: Callable[[str], Any]) -> Any:
+def static_value(node: cst.CSTNode, lookup: Callable[[str], Any],
+                 is_none: Optional[Callable[[str], Optional[bool]]] = None) -> Any:
     """The compile-time value of expression ``node``, or :data:`UNKNOWN_STATIC`.
 
     ``lookup(name)`` gives a name's static value (or :data:`UNKNOWN_STATIC`).  Understood:
     literals, ``True``/``False``/``None``, ``not``/``and``/``or``, comparisons
     (``is None`` included), integer arithmetic and ``tl.constexpr(x)``.
+    ``is_none(name)`` (optional) says whether a name whose value is not static
+    is known to be ``None`` or known not to be (a computed tile or scalar is
+    never ``None``), else None: ``x is None`` / ``x is not None`` is then decided.
     """
     try:
-        return _value(node, lookup)
+        return _value(node, lookup, is_none)
     except (ArithmeticError, TypeError, ValueError, RecursionError):
         return UNKNOWN_STATIC
 
 
-def _value(node: cst.CSTNode, lookup) -> Any:
+def _none_test(node: cst.Comparison, lookup, is_none) -> Any:
+    """``name is None`` / ``name is not None`` decided by ``is_none``, else UNKNOWN_STATIC."""
+    if is_none is None or len(node.comparisons) != 1:
+        return UNKNOWN_STATIC
+    c = node.comparisons[0]
+    if not isinstance(c.operator, (cst.Is, cst.IsNot)):
+        return UNKNOWN_STATIC
+    left, right = node.left, c.comparator
+    if isinstance(left, cst.Name) and left.value == "None":
+        left, right = right, left
+    if not (isinstance(left, cst.Name) and isinstance(right, cst.Name) and right.value == "None"):
+        return UNKNOWN_STATIC
+    if lookup(left.value) is not UNKNOWN_STATIC:
+        return UNKNOWN_STATIC  # a static value: the general rule decides
+    known = is_none(left.value)
+    if known is None:
+        return UNKNOWN_STATIC
+    return known if isinstance(c.operator, cst.Is) else not known
+
+
+def _value(node: cst.CSTNode, lookup, is_none=None) -> Any:
     if isinstance(node, cst.Name):
         if node.value in ("True", "False", "None"):
             return {"True": True, "False": False, "None": None}[node.value]
@@ -72,7 +96,7 @@ def _value(node: cst.CSTNode, lookup) -> Any:
     if isinstance(node, cst.Integer):
         return int(node.value.replace("_", ""), 0)
     if isinstance(node, cst.UnaryOperation):
-        x = _value(node.expression, lookup)
+        x = _value(node.expression, lookup, is_none)
         if x is UNKNOWN_STATIC:
             return x
         if isinstance(node.operator, cst.Not):
@@ -81,11 +105,11 @@ def _value(node: cst.CSTNode, lookup) -> Any:
             return -x
         return UNKNOWN_STATIC
     if isinstance(node, cst.BooleanOperation):
-        a = _value(node.left, lookup)
+        a = _value(node.left, lookup, is_none)
         is_and = isinstance(node.operator, cst.And)
         if a is not UNKNOWN_STATIC and (not a if is_and else a):
             return a  # short circuit: ``False and ?`` / ``True or ?``
-        b = _value(node.right, lookup)
+        b = _value(node.right, lookup, is_none)
         if a is UNKNOWN_STATIC:
             # ``? and False`` is false whatever ``?`` is; ``? or True`` is true
             if b is not UNKNOWN_STATIC and (not b if is_and else b):
@@ -93,6 +117,9 @@ def _value(node: cst.CSTNode, lookup) -> Any:
             return UNKNOWN_STATIC
         return b
     if isinstance(node, cst.Comparison):
+        decided = _none_test(node, lookup, is_none)
+        if decided is not UNKNOWN_STATIC:
+            return decided
         left = _value(node.left, lookup)
         result: Any = True
         for c in node.comparisons:

@@ -137,6 +137,7 @@ class Trace:
     loop_mults: list[tuple[str, int]] = field(default_factory=list)  # (constexpr multiplying a loop variable, line)
     pointer_uses: dict[str, str] = field(default_factory=dict)  # param -> first reason
     dot_dims: dict[str, int] = field(default_factory=dict)  # param -> line
+    tile_params: set[str] = field(default_factory=set)  # params the body uses as tiles (a device function's)
     accesses: list[AccessRec] = field(default_factory=list)
     dots: list[DotRec] = field(default_factory=list)
     scratch: list[ScratchRec] = field(default_factory=list)

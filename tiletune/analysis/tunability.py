@@ -7,8 +7,9 @@ A tiling constexpr (one the body analysis found sizing a tile or a loop step)
 is *tuned* unless the author fixed it, which the source says in one of four
 ways, checked in this order:
 
-1. a launch passes it: the real launch's keywords when the runtime knows them
-   (``launch_kwargs``), else any launch site the analysis sees, except a
+1. a launch passes it, as a keyword or positionally (bound by signature order,
+   as Triton binds a call): the real launch's arguments when the runtime knows
+   them (``launch_kwargs``), else any launch site the analysis sees, except a
    keyword whose value is a lookup of the same name in a meta/config mapping
    (``BLOCK=meta["BLOCK"]``, ``BLOCK=cfg.kwargs["BLOCK"]``): that forwards a
    tuned value rather than fixing one;
@@ -90,7 +91,8 @@ class Tunability:
 def _static_launch_fixed(spec: KernelSpec) -> dict[str, tuple[str, ...]]:
     out: dict[str, list[str]] = {}
     for site in list(spec.launches) + list(spec.project_launches):
-        for name, text in site.fixed.items():
+        passed = {**site.bound_positionally(spec.params), **site.fixed}
+        for name, text in passed.items():
             if is_meta_lookup(name, text):
                 continue
             where = f"{site.file or spec.file or '<source>'}:{site.span.line}"
@@ -105,7 +107,8 @@ def tunability(
 ) -> Tunability:
     """Decide which of ``spec``'s tiling constexprs a search may choose.
 
-    ``launch_kwargs`` (run time): the names the real launch passes; when
+    ``launch_kwargs`` (run time): the names the real launch passes (keyword
+    or positional, bound to parameter names); when
     given they replace the launch sites the analysis saw.  ``defaults`` (run
     time): parameter defaults of the live kernel; the signature's are used
     otherwise.

@@ -68,8 +68,10 @@ class Val:
     ``"dtype"`` (a dtype object; ``dtype`` holds its name, ``"ptr:<p>"`` for
     the pointer type of parameter ``<p>``), ``"blockptr"`` (from
     ``tl.make_block_ptr``/``tl.advance``), ``"desc"`` (a tensor descriptor),
-    ``"none"`` (Python ``None``), ``"slice"`` (a ``:`` in a subscript) or
-    ``"other"`` (strings, functions, anything opaque).
+    ``"none"`` (Python ``None``), ``"slice"`` (a ``:`` in a subscript),
+    ``"alternatives"`` (tuples of different lengths from two paths, in
+    ``items``: only unpacking into names picks one) or ``"other"``
+    (strings, functions, anything opaque).
     """
 
     kind: str = "value"
@@ -254,10 +256,26 @@ def shape_bytes(shape: Shape, dtype: Optional[str]) -> Optional[Expr]:
     return None if n is None else n * dtype_size(dtype)
 
 
+def _alternatives(a: Val, b: Val) -> Val:
+    """Tuples of different lengths from two paths (``return x, y`` / ``return x, y, z``): kept
+    apart, by length, so that unpacking into N names takes the N-tuple (the other path would
+    not compile); anything else done with them is unknown."""
+    by_len: dict[int, Val] = {}
+    for v in (a.items if a.kind == "alternatives" else (a,)) + (b.items if b.kind == "alternatives" else (b,)):
+        n = len(v.items)
+        by_len[n] = join_vals(by_len[n], v) if n in by_len else v
+    if len(by_len) == 1:
+        return next(iter(by_len.values()))
+    return Val(kind="alternatives", shape=None, items=tuple(by_len[n] for n in sorted(by_len)))
+
+
 def join_vals(a: Val, b: Val) -> Val:
     """The value of a variable after two control-flow paths that set it to ``a`` and ``b``."""
     if a is b:
         return a
+    if {a.kind, b.kind} <= {"tuple", "alternatives"} and "alternatives" in (a.kind, b.kind) or (
+            a.kind == b.kind == "tuple" and len(a.items) != len(b.items)):
+        return _alternatives(a, b)
     if a.kind != b.kind:
         if a.kind == "none":
             return b
@@ -265,8 +283,6 @@ def join_vals(a: Val, b: Val) -> Val:
             return a
         return UNKNOWN
     if a.kind == "tuple":
-        if len(a.items) != len(b.items):
-            return UNKNOWN
         return a.with_(items=tuple(join_vals(x, y) for x, y in zip(a.items, b.items)))
     if a.kind != "value":
         return a

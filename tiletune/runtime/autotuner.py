@@ -454,7 +454,7 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
     def _problem(self, args: tuple, kwargs: Dict[str, Any]) -> _Problem:
         """Bind one launch and compute its disk key (no analysis, no synthesis)."""
         bound = self._binder.bind(args, kwargs)
-        launch_const = self._binder.launch_fixed(kwargs)
+        launch_const = self._binder.launch_fixed(args, kwargs)
         dtypes = tensor_dtypes(self.arg_names, bound)
         target_name = self._target_name() if (self.synthesize_configs or self.cache_results) else "unknown"
         key_values = self._binder.key_values(bound)
@@ -614,7 +614,7 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
         self.nargs = dict(zip(self.arg_names, args))
         bound = self._binder.bind(args, kwargs)
         report = TuningReport(self.kernel_name, self._source_hash(), None, verbose=self.verbose)
-        configs = self._synthesize(bound, kwargs, self._binder.launch_fixed(kwargs),
+        configs = self._synthesize(bound, kwargs, self._binder.launch_fixed(args, kwargs),
                                    tensor_dtypes(self.arg_names, bound), report)
         ret = [self.fn.warmup(*args, **kwargs, **c.all_kwargs()) for c in configs]
         self.nargs = None

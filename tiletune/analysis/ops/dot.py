@@ -34,6 +34,9 @@ class DotOps:
             m, k, n = x.shape[-2], x.shape[-1] * k_factor, y.shape[-1]
             shape = tuple(x.shape[:-1]) + (n,)
         else:
+            for operand in (x, y):  # a parameter that is a dot operand is a tile: a device function's
+                if operand.shape == () and operand.node is not None and operand.node.startswith("param:"):
+                    self.tile_parameter(operand.node[6:])
             self.gap(node, "unknown dot extent", f"operand shapes of {node_text(node)} unknown")
         out_dtype = self._dtype_arg(a.get("out_dtype"), None)
         if acc is not None and acc.dtype is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Iterator, Optional
 
 from ..diagnostic import Diagnostic
@@ -26,7 +27,9 @@ class TilingDefault(Rule):
         The launches are those of the kernel's module, or, when it has none
         there, those in the other modules of its package.
         A default that every config or every launch overrides is dead code and
-        is not reported; nor is a jitted kernel no launch of which is seen (its
+        is not reported, nor is a kernel under a decorator whose definition
+        (followed across the package's modules) calls `autotune`: its configs
+        may come from a data file and set anything; nor is a jitted kernel no launch of which is seen (its
         callers are elsewhere), nor a whole-extent block never masked against a
         runtime size (it must equal the tensor's dimension: a shape, not a tile).
         """
@@ -172,6 +175,32 @@ class TilingDefault(Rule):
             x = tl.load(x_ptr + row * HEAD_DIM + offs)
             tl.store(out_ptr + row * HEAD_DIM + offs, x * 2)
         """,
+        # an autotuner in disguise: the decorator calls triton.autotune with configs read from a file
+        """
+        import json
+
+        import triton
+        import triton.language as tl
+
+
+        def tuned_from_table(key):
+            with open("configs.json") as f:
+                configs = [triton.Config(c) for c in json.load(f)]
+            return triton.autotune(configs=configs, key=key)
+
+
+        @tuned_from_table(["n_elements"])
+        @triton.jit
+        def scale_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr = 1024):
+            offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+            mask = offs < n_elements
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+
+        def scale(x, out):
+            n = out.numel()
+            scale_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)](x, out, n)
+        """,
     ]
 
     def check(self, ctx: LintContext) -> Iterator[Diagnostic]:
@@ -182,6 +211,8 @@ class TilingDefault(Rule):
             supplied = autotuner_supplies(ctx.module, k)
             if supplied is None:
                 continue  # configs we cannot read may set it
+            if _disguised_autotuner(ctx, k):
+                continue  # a decorator that calls autotune: its configs (a data file, a table) may set anything
             key = set(k.autotune.key or ()) if k.autotune is not None else set()
             launches: Optional[list] = None
             for p in k.params:
@@ -219,3 +250,11 @@ class TilingDefault(Rule):
             f"autotuner (or every launch) choose it"
         )
 
+
+
+def _disguised_autotuner(ctx: LintContext, k) -> bool:
+    """True when a decorator of ``k`` that is not Triton's or tiletune's calls ``autotune``."""
+    from tiletune.analysis.autotuners import wraps_autotune
+
+    path = ctx.path if ctx.path != "<source>" and os.path.isfile(ctx.path) else None
+    return any(d.kind == "other" and wraps_autotune(ctx.source, path, d.qualname) for d in k.decorators)

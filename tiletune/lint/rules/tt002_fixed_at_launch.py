@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 from typing import Any, Iterator, Optional
 
 import libcst as cst
@@ -25,7 +26,9 @@ class FixedAtLaunch(Rule):
     severity = "error"
     WHAT = """
         A launch `kernel[grid](..., NAME=value)` of an autotuned kernel passes, as
-        a keyword, a name the autotuner supplies: one the kernel's literal
+        a keyword or positionally (bound by signature order, as Triton binds a
+        call), in this module or in another module of the package, a name the
+        autotuner supplies: one the kernel's literal
         `triton.Config` list sets, or, under tiletune's `configs=[]` search, a
         tiling constexpr the search would choose (not in the autotune `key`, not
         set by `@triton.heuristics`, no default, and not a whole-extent block
@@ -42,7 +45,7 @@ class FixedAtLaunch(Rule):
         at launch at that value ("passed at launch"), so it is never tuned.
         """
     FIX = """
-        drop the keyword, offered only when its value is a literal equal to the
+        drop the keyword, offered only for a keyword in this module whose value is a literal equal to the
         value every config sets (the kernel then runs with exactly the values it
         would have had). Otherwise the finding has no fix: whether the launch's
         value or the search should win is the author's call.
@@ -113,6 +116,29 @@ class FixedAtLaunch(Rule):
                 add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)](x, y, out, n, BLOCK_SIZE=block)
             """
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+
+            @triton.autotune(
+                configs=[triton.Config({"BLOCK_SIZE": 512}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
+                key=["n_elements"],
+            )
+            @triton.jit
+            def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+                pid = tl.program_id(axis=0)
+                offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+                mask = offs < n_elements
+                tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+            def add(x, y, out):
+                n = out.numel()
+                add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)](x, y, out, n, 512)
+            """
+        ),
     ]
     VALID = [
         """
@@ -167,26 +193,34 @@ class FixedAtLaunch(Rule):
             if not supplied:
                 continue
             configs = literal_configs(k)
-            for launch in k.launches:
-                for kw, text in launch.fixed.items():
+            for launch in ctx.all_launches(k):
+                elsewhere = bool(launch.file) and os.path.abspath(launch.file) != os.path.abspath(ctx.path)
+                positional = launch.bound_positionally(k.params)
+                for kw, text in {**positional, **launch.fixed}.items():
                     if kw not in supplied or is_meta_lookup(kw, text):
                         continue
                     if configs is None and _is_shape(k, kw):
                         continue  # configs=[]: a whole-extent, unmasked block is a shape the caller passes
-                    span = launch.keyword_spans.get(kw, launch.span)
+                    by_position = kw not in launch.fixed
+                    passed = f"{text} as {kw} (positionally)" if by_position else f"{kw}={text}"
+                    where = f" in {os.path.basename(launch.file)}:{launch.span.line}" if elsewhere else ""
+                    drop = "drop the argument" if by_position else "drop the keyword"
+                    # a launch in another module is reported at the kernel, which is what this file holds
+                    span = k.span if elsewhere else launch.keyword_spans.get(kw, launch.span)
                     if configs is not None:
                         msg = (
-                            f"launch of autotuned kernel {k.name!r} passes {kw}={text}, which its configs also set: "
-                            f'Triton raises "Conflicting meta-parameters: {kw}" here; drop the keyword, or remove '
+                            f"launch{where} of autotuned kernel {k.name!r} passes {passed}, which its configs also "
+                            f'set: Triton raises "Conflicting meta-parameters: {kw}" there; {drop}, or remove '
                             f"{kw!r} from the configs if the launch must choose it"
                         )
                     else:
                         msg = (
-                            f"launch of kernel {k.name!r} passes {kw}={text}, a tiling parameter its configs=[] search "
-                            f"would choose: tiletune keeps it at this value and never tunes it; drop the keyword to "
+                            f"launch{where} of kernel {k.name!r} passes {passed}, a tiling parameter its configs=[] "
+                            f"search would choose: tiletune keeps it at this value and never tunes it; {drop} to "
                             f"let it be tuned (keep it if {kw!r} must be this value)"
                         )
-                    fix = f"Remove {kw}= from this launch" if _same_in_every_config(configs, kw, text) else None
+                    fixable = not elsewhere and not by_position and _same_in_every_config(configs, kw, text)
+                    fix = f"Remove {kw}= from this launch" if fixable else None
                     yield ctx.report(
                         "TT002",
                         span,

@@ -31,7 +31,11 @@ class GridIgnoresMeta(Rule):
         are not literal, a parameter this launch does not pass and that has no
         default (only the configs can supply it). A name the launch passes itself,
         or that is in the `key`, set by `@triton.heuristics` or defaulted, is not
-        tuned and is not reported.
+        tuned and is not reported. Also reported: a grid that does not read
+        `meta` and divides by a literal (`(triton.cdiv(n, 128),)`) while the
+        autotuner chooses a parameter that splits the work across programs; that
+        finding has no quick fix (which parameter the literal stands for is the
+        author's call).
         """
     WHY = """
         The autotuner picks the value per config and calls the grid with the
@@ -93,6 +97,27 @@ class GridIgnoresMeta(Rule):
                     add_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)](x, y, out, n)
             """,
         ),
+        Invalid(
+            """
+                import tiletune
+                import triton
+                import triton.language as tl
+
+
+                @tiletune.autotune(configs=[], key=["n_elements"])
+                @triton.jit
+                def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+                    pid = tl.program_id(axis=0)
+                    offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+                    mask = offs < n_elements
+                    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+                def add(x, y, out):
+                    n = out.numel()
+                    add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n)
+            """
+        ),
     ]
     VALID = [
         """
@@ -146,6 +171,10 @@ class GridIgnoresMeta(Rule):
                 tuned = _tuned_at(ctx.module, k, launch)
                 used = [n for n in tuned if n in launch.grid_names and n not in launch.meta_keys]
                 if not used:
+                    literal = _literal_divisor(k, launch, tuned)
+                    if literal is not None:
+                        yield ctx.report("TT003", launch.grid_span, _literal_message(k, launch, tuned, literal), k.name,
+                                         _parallel(k, tuned)[0])
                     continue
                 yield ctx.report(
                     "TT003",
@@ -174,12 +203,54 @@ def _tuned_at(module: Any, k: Any, launch: Any) -> list[str]:
         # default and no heuristic, can only come from them.
         names = [p.name for p in k.params if p.constexpr and p.default is None and p.name not in k.heuristics]
     elif tiletune_searches(module, k):
-        # what tiletune tunes for this launch: the shared verdict given its keywords
-        names = list(tunability_of(k, launch_kwargs=list(launch.fixed)).tuned)
+        # what tiletune tunes for this launch: the shared verdict given what it passes
+        passed = list(launch.fixed) + list(launch.bound_positionally(k.params))
+        names = list(tunability_of(k, launch_kwargs=passed).tuned)
     else:
         names = [p.name for p in k.params if p.name in supplied]
     by_name = {p.name: p for p in k.params}
     return [n for n in names if n in by_name and not passes(launch, by_name[n])]
+
+
+def _parallel(k: Any, tuned: list[str]) -> list[str]:
+    """The tuned parameters that split a dimension across programs (their value sizes the grid)."""
+    from tiletune.analysis.model import Role
+
+    return [p.name for p in k.params if p.name in tuned and p.role == Role.PARALLEL]
+
+
+def _literal_divisor(k: Any, launch: Any, tuned: list[str]) -> Optional[int]:
+    """The literal a grid that does not read meta divides by (``triton.cdiv(n, 128)``,
+    ``n // 128``) while the autotuner chooses a parameter that splits the work across
+    programs, else None."""
+    if launch.reads_meta or launch.grid is None or not _parallel(k, tuned):
+        return None
+    for dim in launch.grid:
+        found = _const_divisor(dim)
+        if found is not None:
+            return found
+    return None
+
+
+def _const_divisor(e: Any) -> Optional[int]:
+    if e.op in ("cdiv", "floordiv") and e.args[1].is_const and e.args[1].value > 1:
+        return int(e.args[1].value)
+    for a in e.args if e.op not in ("const", "sym") else ():
+        found = _const_divisor(a)
+        if found is not None:
+            return found
+    return None
+
+
+def _literal_message(k: Any, launch: Any, tuned: list[str], literal: int) -> str:
+    names = _parallel(k, tuned)
+    return (
+        f"launch of autotuned kernel {k.name!r}: its grid ({launch.grid_source}) divides by the literal {literal}, "
+        f"but the autotuner chooses {fmt_names(names)} per config, so the grid launches the programs of a "
+        f"{literal}-wide tile whatever the tuned value is (too few programs: part of the tensor is never "
+        f"computed; too many: wasted programs); write the grid as a lambda reading "
+        + ", ".join(f'meta["{n}"]' for n in names)
+    )
 
 
 def _message(k: Any, launch: Any, used: list[str]) -> str:

@@ -20,7 +20,8 @@ class DecoratorOrder(Rule):
         An `autotune` (or `heuristics`) decorator is applied before `@triton.jit`
         (written below it), or a decorator that is neither `heuristics` nor
         `autotune` sits between `autotune` and `jit` and is a plain function
-        wrapper of this module (a `def` returning a function it defines). A
+        wrapper of this module (a `def` returning a function it defines) or of
+        the standard library (`functools.lru_cache`, `functools.cache`). A
         decorator defined elsewhere or that is a class is not reported: it may be
         a `triton.KernelInterface` that provides what the autotuner needs. `@triton.autotune` over
         `@triton.heuristics` over `@triton.jit` is legal and not reported, and so
@@ -52,6 +53,24 @@ class DecoratorOrder(Rule):
 
             @triton.autotune(configs=[triton.Config({"BLOCK_SIZE": 1024})], key=["n_elements"])
             @traced
+            @triton.jit
+            def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+                pid = tl.program_id(axis=0)
+                offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+                mask = offs < n_elements
+                tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+            """
+        ),
+        Invalid(
+            """
+            from functools import lru_cache
+
+            import triton
+            import triton.language as tl
+
+
+            @triton.autotune(configs=[triton.Config({"BLOCK_SIZE": 1024})], key=["n_elements"])
+            @lru_cache(maxsize=None)
             @triton.jit
             def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
                 pid = tl.program_id(axis=0)
@@ -112,7 +131,7 @@ class DecoratorOrder(Rule):
             tune_i = tune_at[-1]
             tune = decs[tune_i]
             for d in decs[tune_i + 1 : jit_i]:
-                if d.kind == "other" and _plain_function_wrapper(ctx, d.qualname):
+                if d.kind == "other" and (_plain_function_wrapper(ctx, d.qualname) or _stdlib_wrapper(ctx, d.qualname)):
                     yield ctx.report(
                         "TT004",
                         d.span,
@@ -123,6 +142,34 @@ class DecoratorOrder(Rule):
                     )
 
 
+
+
+#: Standard-library decorators that return a plain function wrapper (no ``arg_names``, no ``run``).
+_STDLIB_WRAPPERS = frozenset({"functools.lru_cache", "functools.cache", "functools.wraps", "functools.singledispatch"})
+
+
+def _stdlib_wrapper(ctx: LintContext, qualname: str) -> bool:
+    """True when decorator ``qualname`` is a standard-library function wrapper
+    (``functools.lru_cache``, ``functools.cache``...), however it was imported
+    (``import functools as ft``, ``from functools import lru_cache as memo``)."""
+    import ast
+
+    head, _, rest = qualname.split("(")[0].partition(".")
+    try:
+        tree = ast.parse(ctx.source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    full = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if (alias.asname or alias.name.split(".")[0]) == head:
+                    full = (alias.name if alias.asname else head) + (f".{rest}" if rest else "")
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for alias in node.names:
+                if (alias.asname or alias.name) == head:
+                    full = f"{node.module}.{alias.name}" + (f".{rest}" if rest else "")
+    return full in _STDLIB_WRAPPERS
 
 
 def _plain_function_wrapper(ctx: LintContext, qualname: str) -> bool:

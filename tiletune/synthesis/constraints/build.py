@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from ...analysis.classify import DOT_MIN
 from ...analysis.expr import Expr, cdiv, const, emax, emin, product, sym
 from ...analysis.model import DTYPE_BYTES, KernelSpec, Role
 from ...errors import SynthesisError
@@ -213,6 +214,16 @@ def _dots(b: Builder, family, tile_numels: list[Expr]) -> list[DotTerm]:
                         f"numel:dot{i}.{label}", "numel", ne, t.max_tensor_numel,
                         f"tl.dot {label} tile {ne} <= {t.max_tensor_numel} elements (Triton's largest tensor)",
                         f"tl.dot {label} tile", unit="elements",
+                    )
+                )
+        for label, dim in (("m", m), ("n", n), ("k", k)):
+            # an extent derived from a tiling parameter (``BLOCK_M1 // FACTOR``) gets no domain
+            # minimum from the analysis: bound it here, or a candidate makes a dot Triton refuses
+            if dim.symbols() & b.names and dim.op != "sym":
+                b.add(
+                    Constraint(
+                        f"dotmin:dot{i}.{label}", "fractal", Pred.ge(dim, const(DOT_MIN)),
+                        f"tl.dot {label} = {dim} >= {DOT_MIN} (Triton refuses a smaller dot)", label="tl.dot extent",
                     )
                 )
         family.dot_rules(b, i, m, n, k, adt, bdt)

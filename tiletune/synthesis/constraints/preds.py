@@ -132,6 +132,8 @@ def evaluate(t: TermLike, env: Mapping[str, Any]):
         return out
     if op == "neg":
         return -vals[0]
+    if op == "npow2":  # ``triton.next_power_of_2(n)``: a tile sized by a runtime value
+        return _next_pow2(vals[0])
     a, b = vals
     if op == "sub":
         return a - b
@@ -144,6 +146,19 @@ def evaluate(t: TermLike, env: Mapping[str, Any]):
     if op == "pow":
         return a**b
     raise ValueError(f"unknown term op {op!r}")
+
+
+def _next_pow2(x):
+    """The smallest power of two >= ``x`` (1 for ``x <= 1``), over an int or an integer array."""
+    if isinstance(x, np.ndarray):
+        out = np.ones_like(x, dtype=np.int64)
+        while True:
+            short = out < x
+            if not short.any():
+                return out
+            out = np.where(short, out * 2, out)
+    x = int(x)
+    return 1 if x <= 1 else 1 << (x - 1).bit_length()
 
 
 _CMP = {
