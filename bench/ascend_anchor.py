@@ -327,6 +327,7 @@ def run_kernel(mods, target, label, path, kernel, spec, key, shapes, dtypes, max
     configs, parse, error = anchor_configs(mods, path, kernel, key, shapes, tuned, max_dtype)
     where = Path(path).resolve()
     corpus = library_root("liger_kernel")
+    corpus = corpus.resolve() if corpus is not None else None  # .corpus may be a symlink
     if corpus is not None and where.is_relative_to(corpus.parent):
         file_label = "corpus:" + str(where.relative_to(corpus.parent))
     else:
