@@ -41,6 +41,7 @@ from ...analysis.expr import Expr, const, emax, sym
 from ...analysis.model import DTYPE_BYTES
 from ..model import Target
 from ..space import MULTIBUFFER
+from .ascend_ub import ub_bytes
 from .core import Constraint, DotTerm
 from .preds import Pred
 
@@ -135,19 +136,23 @@ def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: l
     t = b.target
     stages = buffer_stages(b)
     if "live_bytes" in foot and t.ub_bytes:
-        live = foot["live_bytes"]
+        planned = ub_bytes(b.spec, b.space.dtypes, stages)
+        planned = b.bind(planned) if planned is not None else None
+        how = "as the compiler plans them" if planned is not None else "loads in loops counted 1 + multibuffer times"
         if dots and "dot_operand_bytes" in foot:
-            vec = emax(live - foot["dot_operand_bytes"] * stages, foot.get("accumulator_bytes", const(0)))
+            if planned is not None:
+                vec = planned
+            else:
+                vec = emax(foot["live_bytes"] - foot["dot_operand_bytes"] * stages, foot.get("accumulator_bytes", const(0)))
             halves = sub_blocks(t)
             if halves > 1:
                 vec = vec // halves
-            text = (f"UB: vector tiles of a mix kernel (live minus cube operands, over {halves} vector "
-                    f"sub-blocks) {vec} <= {t.ub_bytes} B per vector core")
+            text = (f"UB: vector tiles of a mix kernel (cube tiles in L1/L0C, over {halves} vector "
+                    f"sub-blocks) {vec} <= {t.ub_bytes} B per vector core ({how})")
             name = "ub:mix"
         else:
-            vec = live
-            text = (f"UB: live tiles {vec} <= {t.ub_bytes} B per vector core "
-                    "(loads in loops counted 1 + multibuffer times)")
+            vec = planned if planned is not None else foot["live_bytes"]
+            text = f"UB: live tiles {vec} <= {t.ub_bytes} B per vector core ({how})"
             name = "ub"
         b.add(Constraint.within(name, "capacity", vec, t.ub_bytes, text, "UB"))
     if dots and "dot_operand_bytes" in foot and t.l1_bytes:
