@@ -6,12 +6,18 @@ rule is in :data:`RULES` with its source; :mod:`..explain` quotes them.
 
 Hard constraints (a config that breaks one cannot run):
 
-* **UB** (``ub``): the peak of the vector buffers live at the same time
-  (the analysis' ``live_bytes``); local buffers of loads inside loops count
-  ``1 + multibuffer`` times.  For ``tl.dot`` (mix) kernels the cube operands
-  go to L1, not UB, and the vector part is split over the two vector cores
-  of an AI core (sub-block binding), so each UB holds half of it.
-* **L1** (``l1``): the cube operand tiles, ``1 + multibuffer`` copies.
+* **UB** (``ub``): the peak of the vector buffers live at the same time,
+  counted as BiShengIR plans them (:mod:`.ascend_ub`; the analysis'
+  ``live_bytes`` where that cannot be done).  For ``tl.dot`` (mix) kernels
+  the cube tiles stay in L1/L0C, and the vector part is split over the two
+  vector cores of an AI core (sub-block binding), so each UB holds half of it.
+* **L1** (``l1``): the cube operand tiles.
+* **multibuffer**: the second copies count (Triton-Ascend 3.2.0 + CANN
+  8.5.0 fail on them, ``RULES["multibuffer"]``); with
+  ``TILETUNE_ASCEND_MULTIBUFFER_RETRY=1`` (a bishengir that retries without
+  multibuffer) the hard limits count one copy and ``ub.multibuffer`` /
+  ``l1.multibuffer`` (``check=False``) steer the synthesis away from a
+  multibuffer the compiler would drop.
 * **L0C** (``l0c``): the dot accumulators.
 * **cube fractals**: ``tl.dot``'s m, n, k are multiples of the cube fractal
   (16, k 32 for int8).
@@ -35,9 +41,10 @@ Not constraints:
 
 from __future__ import annotations
 
+import os
 from typing import Optional
 
-from ...analysis.expr import Expr, const, emax, sym
+from ...analysis.expr import NUM_STAGES, Expr, const, emax, sym
 from ...analysis.model import DTYPE_BYTES
 from ..model import Target
 from ..space import MULTIBUFFER
@@ -69,6 +76,17 @@ RULES: dict[str, str] = {
         "buffers of loads in a loop are double-buffered with multibuffer (MarkMultiBuffer.cpp, "
         "MarkMultiBuffer<ND2NZOp>)"
     ),
+    "multibuffer": (
+        "multibuffer's second copies count by default: Triton-Ascend 3.2.0 with CANN 8.5.0 fails with "
+        "'requires 3072000 bits' = 48000 x 32 bit x 2 and its maintainer puts the x 2 on the default "
+        "multibuffer (issue #302; its traceback, compiler.py l.549/l.778, is the 3.2.0 wheel's); a newer "
+        "bishengir-compile retries an overflowing compile with auto multi-buffer off ('Due to Ub overflow, "
+        "automatically set enable-code-motion to false, set enable-auto-multi-buffer to false', "
+        "modelscope/mcore-bridge issue #188; Triton-Ascend performance_guidelines.md l.17; PR #1458 prunes "
+        "multi_buffer marks), for which TILETUNE_ASCEND_MULTIBUFFER_RETRY=1 counts one copy.  Either way a "
+        "shipped autotune config proves nothing: Triton-Ascend 3.2.0's Autotuner._bench scores a config that "
+        "fails with MLIRCompilationError (UB overflow) as inf and moves on (runtime/autotuner.py l.191)"
+    ),
     "l0c": "L0C holds the tl.dot accumulators (PlanMemory.cpp l0cSpaceSize = 128 KiB on 910B)",
     "l0": (
         "L0A/L0B are not planned per Triton tile: PlanMemory.cpp plans UB, L1 and L0C only, and the cube "
@@ -83,9 +101,13 @@ RULES: dict[str, str] = {
 def rule_of(name: str) -> Optional[str]:
     """The rule (with its source) behind an Ascend constraint name (``ub``, ``l1``, ``l0c``...), or None."""
     base = name.split("#")[0]
+    extra = ""
+    if base.endswith(".multibuffer"):
+        base, extra = base[: -len(".multibuffer")], "; " + RULES["multibuffer"]
     if base == "ub:mix":
-        return RULES["ub"] + "; " + RULES["ub.mix"]
-    return RULES.get(base.split(":")[0])
+        return RULES["ub"] + "; " + RULES["ub.mix"] + extra
+    rule = RULES.get(base.split(":")[0])
+    return rule + extra if rule else None
 
 
 def esize(dt: Optional[str]) -> int:
@@ -131,34 +153,68 @@ def dot_rules(b, i: int, m: Expr, n: Expr, k: Expr, adt: str, bdt: str) -> None:
             )
 
 
+#: Environment switch: "1" for a CANN whose bishengir-compile retries an overflow without multibuffer.
+RETRY_ENV = "TILETUNE_ASCEND_MULTIBUFFER_RETRY"
+
+
+def multibuffer_retry() -> bool:
+    """Whether the compiler drops multibuffer when it overflows (``RULES["multibuffer"]``): off (the
+    Triton-Ascend 3.2.0 + CANN 8.5.0 behaviour) unless ``TILETUNE_ASCEND_MULTIBUFFER_RETRY=1``."""
+    return os.environ.get(RETRY_ENV, "0") == "1"
+
+
+def _ub_need(b, foot: dict[str, Expr], dots: list[DotTerm], stages: Expr) -> tuple[Expr, str]:
+    """UB bytes per vector core with ``stages`` copies of the multibuffered buffers, and how they were counted."""
+    t = b.target
+    planned = ub_bytes(b.spec, b.space.dtypes, stages)
+    planned = b.bind(planned) if planned is not None else None
+    if planned is None:  # the analysis' live set, its loop loads counted `stages` times
+        raw = b.spec.footprint.live_bytes if b.spec.footprint is not None else None
+        live = b.bind(raw.substitute({NUM_STAGES: stages})) if raw is not None else None
+        live = live if live is not None else foot["live_bytes"]
+    how = "as the compiler plans them" if planned is not None else "the analysis' live tiles"
+    if not (dots and "dot_operand_bytes" in foot):
+        return (planned if planned is not None else live), how
+    if planned is not None:
+        vec = planned
+    else:
+        vec = emax(live - foot["dot_operand_bytes"] * stages, foot.get("accumulator_bytes", const(0)))
+    halves = sub_blocks(t)
+    return (vec // halves if halves > 1 else vec), f"{how}; a mix kernel's vector part over {halves} sub-blocks"
+
+
 def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: list[Expr]) -> None:
-    """UB (multibuffer; halved over the vector sub-blocks of mix kernels), L1 and L0C."""
+    """UB, L1 and L0C (``RULES``); multibuffered copies hard unless the compiler retries without them.
+
+    With :func:`multibuffer_retry` a tiling that fits single-buffered runs;
+    one that fits only single-buffered gets no overlap, which the synthesis
+    avoids (the ``check=False`` constraints) rather than rejects.
+    """
     t = b.target
     stages = buffer_stages(b)
+    retry = multibuffer_retry()
+    hard = const(1) if retry else stages
+    mix = bool(dots and "dot_operand_bytes" in foot)
     if "live_bytes" in foot and t.ub_bytes:
-        planned = ub_bytes(b.spec, b.space.dtypes, stages)
-        planned = b.bind(planned) if planned is not None else None
-        how = "as the compiler plans them" if planned is not None else "loads in loops counted 1 + multibuffer times"
-        if dots and "dot_operand_bytes" in foot:
-            if planned is not None:
-                vec = planned
-            else:
-                vec = emax(foot["live_bytes"] - foot["dot_operand_bytes"] * stages, foot.get("accumulator_bytes", const(0)))
-            halves = sub_blocks(t)
-            if halves > 1:
-                vec = vec // halves
-            text = (f"UB: vector tiles of a mix kernel (cube tiles in L1/L0C, over {halves} vector "
-                    f"sub-blocks) {vec} <= {t.ub_bytes} B per vector core ({how})")
-            name = "ub:mix"
-        else:
-            vec = planned if planned is not None else foot["live_bytes"]
-            text = f"UB: live tiles {vec} <= {t.ub_bytes} B per vector core ({how})"
-            name = "ub"
-        b.add(Constraint.within(name, "capacity", vec, t.ub_bytes, text, "UB"))
-    if dots and "dot_operand_bytes" in foot and t.l1_bytes:
-        need = foot["dot_operand_bytes"] * stages
+        name = "ub:mix" if mix else "ub"
+        one, how = _ub_need(b, foot, dots, hard)
+        copies = "one copy of each buffer" if retry else "multibuffered copies counted"
+        text = f"UB: live tiles {one} <= {t.ub_bytes} B per vector core ({how}; {copies})"
+        b.add(Constraint.within(name, "capacity", one, t.ub_bytes, text, "UB"))
+        if retry and (MULTIBUFFER in b.names or b.space.env.get(MULTIBUFFER, 0)):
+            two, how = _ub_need(b, foot, dots, stages)
+            text = f"UB with multibuffer: {two} <= {t.ub_bytes} B (else the compiler drops the second copy)"
+            b.add(Constraint.within(f"{name}.multibuffer", "capacity", two, t.ub_bytes, text, "UB with multibuffer",
+                                    check=False, soft=True))
+    if mix and t.l1_bytes:
+        need = foot["dot_operand_bytes"] * hard
         text = f"L1: cube operand tiles {need} <= {t.l1_bytes} B per cube core"
         b.add(Constraint.within("l1", "capacity", need, t.l1_bytes, text, "L1"))
+        if retry and (MULTIBUFFER in b.names or b.space.env.get(MULTIBUFFER, 0)):
+            two = foot["dot_operand_bytes"] * stages
+            text = f"L1 with multibuffer: {two} <= {t.l1_bytes} B (else the compiler drops the second copy)"
+            b.add(Constraint.within("l1.multibuffer", "capacity", two, t.l1_bytes, text, "L1 with multibuffer",
+                                    check=False, soft=True))
     if dots and "accumulator_bytes" in foot and t.l0c_bytes:
         need = foot["accumulator_bytes"]
         text = f"L0C: accumulators {need} <= {t.l0c_bytes} B per cube core"

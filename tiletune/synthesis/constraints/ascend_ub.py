@@ -51,6 +51,7 @@ is not counted.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -129,6 +130,9 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
         return min((pos[m] for m in order if L[0] <= (attrs[m].get("line") or 0) <= L[1]), default=0)
 
     cube = _cube_nodes(g, order, attrs)
+    shp: dict = {}
+    for n in order:
+        shp[n] = _shape(g, n, attrs[n], shp)
     root: dict = {}  # node -> buffer id (its root node)
     members: dict = {}  # buffer id -> nodes sharing it
     info: dict = {}  # buffer id -> (bytes, rank, element bytes)
@@ -136,13 +140,15 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
         a = attrs[n]
         if not data[n] or a["kind"] in ("store",) or n in cube:
             continue
-        if a.get("shape") is None:
+        if shp[n] is None:
             return None  # a data tile of unknown shape: nothing safe to say
-        if not a["shape"]:
+        if not shp[n]:
             continue  # a scalar
-        b = _bytes_of(a.get("shape"), a.get("dtype"), dtypes)
+        b = _bytes_of(shp[n], a.get("dtype"), dtypes)
         if b is None:
             return None
+        if a["kind"] == "reduce" and "return_indices=True" in (a.get("label") or ""):
+            b = (b[0] + _bytes_of(shp[n], "int32", dtypes)[0], b[1], None)  # the index tile beside the values
         preds = [p for p in g.predecessors(n) if p in root]
         label = a.get("label") or ""
         target = None
@@ -152,7 +158,7 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
             for p in preds:
                 r = root[p]
                 rb, rrank, rw = info[r]
-                if attrs[p].get("shape") != a.get("shape"):
+                if shp.get(p) != shp[n]:
                     continue
                 # loop-carried: the value before the loop and its update in it share the iter arg's buffer
                 carried = list(g.successors(p)) == [n] and set(in_loops(n)) > set(in_loops(p))
@@ -199,6 +205,37 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
         if e not in sums:
             sums.append(e)
     return emax(*sums) if len(sums) > 1 else sums[0]
+
+
+def _shape(g, n, a: dict, known: dict) -> Optional[list]:
+    """A node's tile shape; where the analysis left it unknown, from its operands.
+
+    An elementwise op has the broadcast shape of its operands (when the graph
+    knows them all); a reduction drops its ``axis=k`` dimension (no axis: a scalar).
+    """
+    if a.get("shape") is not None or str(n).startswith("param:"):
+        return a.get("shape")
+    preds = [known.get(p) for p in g.predecessors(n) if not str(p).startswith("param:")]
+    if not preds or any(x is None for x in preds):
+        return None
+    if a["kind"] == "elementwise":
+        rank = max(len(x) for x in preds)
+        if any(len(x) not in (0, rank) for x in preds):
+            return None
+        out = []
+        for i in range(rank):
+            dims = {str(x[i]) for x in preds if x and str(x[i]) != "1"}
+            if len(dims) > 1:
+                return None
+            out.append(dims.pop() if dims else "1")
+        return out
+    if a["kind"] == "reduce" and len(preds) == 1:
+        m = re.search(r"axis\s*=\s*(-?\d+)", a.get("label") or "")
+        if not m:
+            return []
+        k = int(m.group(1)) % max(1, len(preds[0]))
+        return [d for i, d in enumerate(preds[0]) if i != k]
+    return None
 
 
 def _cube_nodes(g, order, attrs) -> set:
