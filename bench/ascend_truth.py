@@ -45,8 +45,6 @@ LIGER_SOURCE = "liger-kernel 0.8.5 ops/backends/_ascend launch-time block choice
 
 def _path(file: str) -> Optional[Path]:
     """A labelled entry's kernel file: ``corpus:...`` under the dev corpus, else under the repository."""
-    if Path(file).is_absolute():
-        return Path(file)
     if file.startswith("corpus:"):
         root = library_root("liger_kernel")
         return None if root is None else root.parent / file[len("corpus:"):]
@@ -107,8 +105,8 @@ def flaggems_entries(root: Path) -> list[dict[str, Any]]:
             for i, cfg in enumerate(_flaggems_configs(tuned[m.group(1)])):
                 cfg = {k: v for k, v in cfg.items() if k in tiling}
                 for dt in ("fp16", "fp32"):
-                    out.append({"id": f"flaggems:{m.group(1)}:{spec.name}:{i}:{dt}",
-                                "file": str(path), "kernel": spec.name, "config": cfg, "shapes": {},
+                    out.append({"id": f"flaggems:{m.group(1)}:{spec.name}:{i}:{dt}", "abs": str(path),
+                                "file": "FlagGems:" + str(path.relative_to(root)), "kernel": spec.name, "config": cfg, "shapes": {},
                                 "dtypes": {p.name: dt for p in spec.params if p.is_pointer}, "label": "shipped",
                                 "source": f"FlagGems {FLAGGEMS_BACKEND}/tune_configs.yaml '{m.group(1)}'",
                                 "target": "ascend910b3"})
@@ -117,7 +115,7 @@ def flaggems_entries(root: Path) -> list[dict[str, Any]]:
 
 def check(entry: dict[str, Any], cache: dict) -> dict[str, Any]:
     """Accepted or rejected (with the reasons) for one entry; ``skipped`` when its file is absent."""
-    path = _path(entry["file"])
+    path = Path(entry["abs"]) if "abs" in entry else _path(entry["file"])
     row = {k: entry[k] for k in ("id", "file", "kernel", "config", "shapes", "dtypes", "label", "source", "target")}
     if path is None or not path.is_file():
         row.update(result="skipped", why=["kernel file not available (dev corpus not fetched?)"])
