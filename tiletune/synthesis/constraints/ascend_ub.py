@@ -66,17 +66,32 @@ _COPIES = ("load", "store", "atomic")
 _VIEW_MARKS = ("[:, None]", "[None, :]", "[None]", "reshape(", "expand_dims(", "view(", ".T", "permute(", "trans(")
 
 
-def _loops(spec: KernelSpec) -> Optional[list[tuple[int, int]]]:
-    """(first line, last line) of each ``for``/``while`` in the kernel's body, or None without the source."""
+def _structure(spec: KernelSpec) -> Optional[tuple[list, list]]:
+    """The kernel body's loops, ``(first line, last line)``, and its ``if`` statements,
+    ``(then lines, else lines)``; None without the source."""
     if not spec.file or not Path(spec.file).is_file():
         return None
     try:
         tree = ast.parse(Path(spec.file).read_text())
     except SyntaxError:
         return None
+
+    def lines(stmts) -> tuple[int, int]:
+        return (stmts[0].lineno, stmts[-1].end_lineno or stmts[-1].lineno) if stmts else (0, -1)
+
     for fn in ast.walk(tree):
         if isinstance(fn, ast.FunctionDef) and fn.name == spec.name:
-            return [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))]
+            loops = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))]
+            ifs = [(lines(n.body), lines(n.orelse)) for n in ast.walk(fn) if isinstance(n, ast.If) and n.orelse]
+            return loops, ifs
+    return None
+
+
+def _side(line: int, branches) -> Optional[int]:
+    """0 / 1 when ``line`` is in the then / else lines of an ``if``, else None."""
+    for k, (a, b) in enumerate(branches):
+        if a <= line <= b:
+            return k
     return None
 
 
@@ -105,9 +120,10 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
     gaps = [x for x in spec.incomplete if not x.startswith("unknown op")]  # unknown ops: nodes of unknown shape
     if gaps or g is None or g.number_of_nodes() == 0 or spec.span is None:
         return None  # a graph with gaps would undercount: keep the analysis' figure
-    loops = _loops(spec)
-    if loops is None:
+    structure = _structure(spec)
+    if structure is None:
         return None
+    loops, ifs = structure
     lo, hi = spec.span.line, spec.span.end_line
     order = sorted((n for n in g.nodes if not str(n).startswith("param:")), key=lambda n: int(str(n)[1:]) if str(n)[1:].isdigit() else 0)
     pos = {n: i for i, n in enumerate(order)}
@@ -192,14 +208,20 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
         if copied and in_loops(r):
             mult = stages
         spans.append((start, max(start, end), info[r][0] * mult))
+    # the two sides of an `if` never run together (scf.if results alias both sides' buffers,
+    # PlanMemory.cpp UpdateIfOpBufferAlias): a live set holds one side's buffers
+    sides = [[_side(attrs[r].get("line") or 0, br) for br in ifs] for r in members]
     sums: list[Expr] = []
     seen: set = set()
     sets = []
     for t in range(len(order)):
-        live = frozenset(i for i, (s, e, _) in enumerate(spans) if s <= t <= e)
-        if live and live not in seen:
-            seen.add(live)
-            sets.append(live)
+        here = [_side(attrs[order[t]].get("line") or 0, br) for br in ifs]
+        live = [i for i, (s0, e, _) in enumerate(spans) if s0 <= t <= e
+                and not any(h is not None and sides[i][k] is not None and sides[i][k] != h for k, h in enumerate(here))]
+        for one in _one_side_each(live, sides, len(ifs)):
+            if one and one not in seen:
+                seen.add(one)
+                sets.append(one)
     for s in (x for x in sets if not any(x < o for o in sets)):
         e = total(spans[i][2] for i in sorted(s))
         if e not in sums:
@@ -236,6 +258,22 @@ def _shape(g, n, a: dict, known: dict) -> Optional[list]:
         k = int(m.group(1)) % max(1, len(preds[0]))
         return [d for i, d in enumerate(preds[0]) if i != k]
     return None
+
+
+def _one_side_each(live: list, sides: list, n_ifs: int) -> list:
+    """The live set split so that no set holds buffers of both sides of one ``if``."""
+    out = [frozenset(live)]
+    for k in range(n_ifs):
+        nxt = []
+        for s in out:
+            both = {sides[i][k] for i in s} - {None}
+            if len(both) < 2:
+                nxt.append(s)
+                continue
+            for keep in sorted(both):
+                nxt.append(frozenset(i for i in s if sides[i][k] in (None, keep)))
+        out = nxt
+    return out
 
 
 def _cube_nodes(g, order, attrs) -> set:
