@@ -143,7 +143,7 @@ def summary(rows: list[dict]) -> dict[str, int]:
     return out
 
 
-def markdown(rows: list[dict], total: dict[str, int]) -> str:
+def markdown(rows: list[dict], total: dict[str, int], flaggems: str = "") -> str:
     """The report table."""
     lines = [
         "# Ascend labelled set: accepted / rejected by tiletune",
@@ -156,6 +156,7 @@ def markdown(rows: list[dict], total: dict[str, int]) -> str:
         f"- shipped in FlagGems' Ascend tune_configs.yaml (fp16 + fp32; with `--flaggems`): {total['shipped']}, "
         f"rejected: **{total['shipped_rejected']}**",
         f"- skipped (file not available): {total['skipped']}",
+        *([f"- FlagGems checked: {flaggems}"] if flaggems else []),
         "",
         "| id | kernel | config | label | result | why | source |",
         "|---|---|---|---|---|---|---|",
@@ -172,6 +173,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     ap.add_argument("--flaggems", help="a FlagGems checkout: also check its Ascend tune_configs.yaml")
+    ap.add_argument("--flaggems-rev", default="", help="words for the report: which FlagGems (repository, commit)")
     args = ap.parse_args(argv)
     cache: dict = {}
     todo = entries() + (flaggems_entries(Path(args.flaggems)) if args.flaggems else [])
@@ -185,7 +187,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "ascend_truth.json").write_text(json.dumps({"summary": total, "rows": rows}, indent=1) + "\n")
-    (out / "ascend_truth.md").write_text(markdown(rows, total))
+    (out / "ascend_truth.md").write_text(markdown(rows, total, args.flaggems_rev))
     print(json.dumps(total))
     return 0 if total["wrong"] == 0 else 1
 
