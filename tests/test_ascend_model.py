@@ -268,3 +268,40 @@ def test_triton_ascend_and_liger_configs_are_accepted():
             why = check_config(spec, {**item["fixed"], **over["config"]}, None, None, item["shapes"], item["dtypes"], target)
             assert why and all(w.startswith("UB: needs") for w in why), (item["kernel"], over, why)
     assert checked > 0
+
+
+# ----- matmul / bmm with configs=[] on Ascend -------------------------------------------------------
+def _dot_dims(spec, kw):
+    d = spec.dots[0]
+    return [x.evaluate(kw) for x in (d.m, d.n, d.k)]
+
+
+@pytest.mark.parametrize("name,shape", [
+    ("matmul", {"M": 4096, "N": 4096, "K": 4096}),
+    ("batched_matmul", {"B": 8, "M": 2048, "N": 2048, "K": 2048}),
+])
+def test_matmul_and_bmm_get_cube_aligned_tilings(name, shape):
+    """Triton-Ascend's generator has no tl.dot logic (its parser finds no axis); tiletune tiles them."""
+    spec, shapes, dtypes, fixed = fixture_problem(name, shape)
+    t = get_target("ascend910b3")
+    res = synthesize(spec, shapes, dtypes, t, fixed=fixed)
+    assert res.candidates
+    for c in res.candidates:
+        kw = {**c.kwargs, **fixed}
+        m, n, k = _dot_dims(spec, kw)
+        assert m % 16 == 0 and n % 16 == 0 and k % 16 == 0  # 16x16 fp16 fractal
+        copies = 1 + int(c.extra["multibuffer"])
+        assert (m * k + k * n) * 2 * copies <= t.l1_bytes and m * n * 4 <= t.l0c_bytes
+    assert {bool(c.extra["multibuffer"]) for c in res.candidates} <= {True, False}
+    assert any(c.extra["multibuffer"] for c in res.candidates)  # a knob the search sets
+
+
+def test_int8_dots_use_the_16x32_fractal():
+    spec, shapes, dtypes, fixed = fixture_problem("matmul", {"M": 4096, "N": 4096, "K": 4096})
+    i8 = {**dtypes, "a_ptr": "int8", "b_ptr": "int8"}
+    res = synthesize(spec, shapes, i8, "ascend910b3", fixed=fixed)
+    assert res.candidates
+    assert all(_dot_dims(spec, {**c.kwargs, **fixed})[2] % 32 == 0 for c in res.candidates)
+    kw = {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 48, "GROUP_SIZE_M": 8}
+    why = check_config(spec, kw, None, None, shapes, i8, "ascend910b3")
+    assert any("multiple of 32" in w for w in why), why
