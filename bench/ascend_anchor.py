@@ -54,6 +54,7 @@ from tests.fixture_problems import fixture_problem  # noqa: E402
 from tiletune.analysis import analyze_file  # noqa: E402
 from tiletune.errors import TiletuneError  # noqa: E402
 from tiletune.synthesis import check_config, get_target, synthesize  # noqa: E402
+from tiletune.synthesis.explain import explain_config  # noqa: E402
 from tiletune.synthesis.space import dtype_bytes, normalize_dtype  # noqa: E402
 
 WHEEL = "triton-ascend==3.2.0"
@@ -327,6 +328,7 @@ def run_kernel(mods, target, label, path, kernel, spec, key, shapes, dtypes, max
     configs, parse, error = anchor_configs(mods, path, kernel, key, shapes, tuned, max_dtype)
     where = Path(path).resolve()
     corpus = library_root("liger_kernel")
+    corpus = corpus.resolve() if corpus is not None else None  # .corpus may be a symlink
     if corpus is not None and where.is_relative_to(corpus.parent):
         file_label = "corpus:" + str(where.relative_to(corpus.parent))
     else:
@@ -343,6 +345,8 @@ def run_kernel(mods, target, label, path, kernel, spec, key, shapes, dtypes, max
         item = {"config": cfg, "accepted": ok, "why": why}
         if not ok:  # Triton-Ascend leaves multibuffer at the compiler default (on): would off fit?
             item["fits_without_multibuffer"] = _accepted(spec, {**full, "multibuffer": False}, _int_args(spec, shapes), dtypes, target)[0]
+            # the buffer, the bytes over and the cited rule (Triton-Ascend's own check: one tile <= 64 KiB)
+            item["rule"] = explain_config(spec, full, _int_args(spec, shapes), dtypes, target)
         accepted.append(item)
     row["anchor_checked"] = accepted
     row["anchor_accepted"] = sum(a["accepted"] for a in accepted)
@@ -477,10 +481,15 @@ def markdown(target: str, rows: list[dict], total: dict) -> str:
     rejected = [(r, a) for r in rows for a in r["anchor_checked"] if not a["accepted"]]
     rejected += [(r, r["liger_choice"]) for r in rows if "liger_choice" in r and not r["liger_choice"]["accepted"]]
     if rejected:
-        out += ["", "## Rejected", ""]
+        out += ["", "## Rejected", "",
+                "Triton-Ascend's generator accepts each of these by its own check (one tile <= 64 KiB, "
+                "`TileGenerator.max_tile_bytes`, `tile_generator.py`), which counts neither the other live "
+                "tiles nor multibuffer's copies; the rule under each says why the compiler cannot place it.", ""]
         for r, a in rejected:
             extra = " (fits with multibuffer=False)" if a.get("fits_without_multibuffer") else ""
             out.append(f"- {r['kernel']} {_short(r['shape'])} {a['config']}: {'; '.join(a['why'])}{extra}")
+            for line in a.get("rule", []):
+                out.append(f"  - {line}")
     notes = [r for r in rows if r.get("top1_note")]
     if notes:
         out += ["", "## Top-1 outside Triton-Ascend's set", ""]

@@ -19,10 +19,13 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .constraints import Constraint, Model, evaluate
+from .constraints import Constraint, Model, build_model, evaluate
+from .constraints.ascend import rule_of
 from .enumerate import enumerate_feasible
+from .space import MULTIBUFFER, build_space
+from .targets import get_target
 
-__all__ = ["explain_infeasible", "unsat_core", "closest_point"]
+__all__ = ["explain_infeasible", "unsat_core", "closest_point", "explain_config"]
 
 _CAPACITY_KINDS = ("capacity", "numel")
 
@@ -131,3 +134,34 @@ def _advice(model: Model, near: dict[str, Any]) -> str:
     else:
         tips.append("use fewer pipeline stages or a smaller block")
     return "To fit: " + "; ".join(tips) + "."
+
+
+def explain_config(spec, kwargs: dict, shapes: dict, dtypes: dict, target) -> list[str]:
+    """Why one Ascend config does not fit: per overflowing buffer, the bytes over and the rule with its source.
+
+    One line per capacity constraint the config breaks, e.g. ``"UB overflows
+    by 131072 B (327680 B > 196608 B on ascend910b3) under the rule: UB holds
+    the peak of the vector buffers live at the same time (BiShengIR
+    PlanMemory ...)"``; ``[]`` when every buffer fits.  For a non-Ascend
+    target the lines carry no rule.
+    """
+    t = get_target(target)
+    tiling = {p.name for p in spec.tiling_params}
+    consts = {k: v for k, v in kwargs.items() if k not in tiling and isinstance(v, (int, bool))}
+    if t.is_ascend:
+        consts[MULTIBUFFER] = int(bool(kwargs.get(MULTIBUFFER, t.multibuffer_default)))
+    space = build_space(spec, shapes, dtypes, t, None, consts, partial=True)
+    model = build_model(space, strict=False)
+    env: dict[str, Any] = dict(space.env)
+    env.update({k: int(v) for k, v in kwargs.items() if k in tiling})
+    lines = []
+    for c in model.constraints:
+        if c.kind != "capacity" or not c.check or not c.symbols <= set(env):
+            continue
+        need, limit = int(evaluate(c.need, env)), int(evaluate(c.limit, env))
+        if need <= limit:
+            continue
+        rule = rule_of(c.name) if t.is_ascend else None
+        text = f"{c.label} overflows by {need - limit} B ({need} B > {limit} B on {t.name})"
+        lines.append(text + (f" under the rule: {rule}" if rule else f": {c.text}"))
+    return lines

@@ -1,25 +1,37 @@
 """Ascend rules (Triton-Ascend): what cannot fit is rejected, what is only slower is left to the cost.
 
+The on-chip buffers are counted the way the Ascend compiler (BiShengIR, which
+Triton-Ascend 3.2.0 calls as ``bishengir-compile``) allocates them.  Each
+rule is in :data:`RULES` with its source; :mod:`..explain` quotes them.
+
 Hard constraints (a config that breaks one cannot run):
 
-* **UB**: the live tiles of a vector core (the analysis' ``live_bytes``, loads
-  inside loops counted ``1 + multibuffer`` times: Triton-Ascend's
-  ``multibuffer`` option double-buffers them; compiler default on for
-  910B/910_93, off for 910_95: ``backends/ascend/compiler.py`` l.593) fit the
-  Unified Buffer.  For ``tl.dot`` kernels the cube operands are staged in L1,
-  not UB, so they are taken out.
-* **L1**: the cube operand tiles, ``1 + multibuffer`` stages.
-* **L0A / L0B**: one ``tl.dot``'s A (m x k) and B (k x n) operand tiles.
-* **L0C**: the dot accumulators.
+* **UB** (``ub``): the peak of the vector buffers live at the same time,
+  counted as BiShengIR plans them (:mod:`.ascend_ub`; the analysis'
+  ``live_bytes`` where that cannot be done).  For ``tl.dot`` (mix) kernels
+  the cube tiles stay in L1/L0C, and the vector part is split over the two
+  vector cores of an AI core (sub-block binding), so each UB holds half of it.
+* **L1** (``l1``): the cube operand tiles.
+* **multibuffer**: the second copies count (Triton-Ascend 3.2.0 + CANN
+  8.5.0 fail on them, ``RULES["multibuffer"]``); with
+  ``TILETUNE_ASCEND_MULTIBUFFER_RETRY=1`` (a bishengir that retries without
+  multibuffer) the hard limits count one copy and ``ub.multibuffer`` /
+  ``l1.multibuffer`` (``check=False``) steer the synthesis away from a
+  multibuffer the compiler would drop.
+* **L0C** (``l0c``): the dot accumulators.
 * **cube fractals**: ``tl.dot``'s m, n, k are multiples of the cube fractal
   (16, k 32 for int8).
 
-Not constraints (preferences, in :mod:`tiletune.synthesis.ascend_cost`):
+Not constraints:
 
+* **L0A / L0B**: the compiler's memory planner does not place them; the
+  cube operation reads its operands from L1 and moves them into L0A/L0B in
+  fractal-sized steps of its own choosing (see ``RULES["l0"]``), so no
+  Triton-level BLOCK_K is too large for L0A/L0B once its tiles fit L1;
 * 32-byte UB alignment: a block whose contiguous bytes are not a multiple of
   32 is rounded UP to one (Triton-Ascend 3.2.0 moves the padded bytes; its
   tile generator emits such blocks, e.g. BLOCK=2461 fp32 for n=98432 on 40
-  cores), so it costs bandwidth, it is not an error;
+  cores), so it costs bandwidth (:mod:`..ascend_cost`), it is not an error;
 * powers of two: Triton-Ascend's ``tl.arange`` takes any extent up to
   ``TRITON_MAX_TENSOR_NUMEL`` (``triton/triton_patch/language/semantic.py``
   l.61-75, installed over ``triton.language.semantic.arange`` by
@@ -29,12 +41,78 @@ Not constraints (preferences, in :mod:`tiletune.synthesis.ascend_cost`):
 
 from __future__ import annotations
 
-from ...analysis.expr import Expr, const, emax, sym
+import os
+from typing import Optional
+
+from ...analysis.expr import NUM_STAGES, Expr, const, emax, sym
+from ...analysis.model import DTYPE_BYTES
+from ..model import Target
 from ..space import MULTIBUFFER
+from .ascend_ub import ub_bytes
 from .core import Constraint, DotTerm
 from .preds import Pred
 
-__all__ = ["access_rules", "dot_rules", "capacity_rules", "buffer_stages"]
+__all__ = ["access_rules", "dot_rules", "capacity_rules", "buffer_stages", "sub_blocks", "RULES", "rule_of"]
+
+#: Each capacity rule: what is counted, and where that comes from.
+RULES: dict[str, str] = {
+    "ub": (
+        "UB holds the peak of the vector buffers live at the same time "
+        "(BiShengIR PlanMemory, lib/Dialect/HIVM/Transforms/PlanMemory.cpp: MemLivenessAnalysis over the "
+        "buffers, ubSpaceSize = 192 KiB; Triton-Ascend issue #302, maintainer: 'the concurrent peak of all "
+        "memrefs alive at once on one core'); the local buffer of a GM<->UB copy inside an scf.for loop is "
+        "marked multi_buffer = 2 when multibuffer is on (MarkMultiBuffer.cpp, MarkMultiBuffer<LoadOp/StoreOp>; "
+        "issue #302: 'requires 3072000 bits' = 48000 x 32 bit x 2 with the default multibuffer=True)"
+    ),
+    "ub.mix": (
+        "in a tl.dot (mix cube+vector) kernel the operands are moved GM->L1 for the cube (ND2NZ, "
+        "MarkMultiBuffer.cpp) and never sit in UB, and the vector part is tiled over the 2 vector cores "
+        "of the AI core (TileAndBindSubBlock, on by default: Triton-Ascend 3.2.0 compiler.py l.594 "
+        "enable_auto_bind_sub_block = not 910_95; its UB checker halves dim 0 for it, triton-ascend PR #1458; "
+        "tutorial 05-matrix-multiplication.py splits the epilogue the same way with bind_sub_block=True)"
+    ),
+    "l1": (
+        "L1 holds the cube operand tiles (PlanMemory.cpp l1SpaceSize = 512 KiB); the GM->L1 (ND2NZ) "
+        "buffers of loads in a loop are double-buffered with multibuffer (MarkMultiBuffer.cpp, "
+        "MarkMultiBuffer<ND2NZOp>)"
+    ),
+    "multibuffer": (
+        "multibuffer's second copies count by default: Triton-Ascend 3.2.0 with CANN 8.5.0 fails with "
+        "'requires 3072000 bits' = 48000 x 32 bit x 2 and its maintainer puts the x 2 on the default "
+        "multibuffer (issue #302; its traceback, compiler.py l.549/l.778, is the 3.2.0 wheel's); a newer "
+        "bishengir-compile retries an overflowing compile with auto multi-buffer off ('Due to Ub overflow, "
+        "automatically set enable-code-motion to false, set enable-auto-multi-buffer to false', "
+        "modelscope/mcore-bridge issue #188; Triton-Ascend performance_guidelines.md l.17; PR #1458 prunes "
+        "multi_buffer marks), for which TILETUNE_ASCEND_MULTIBUFFER_RETRY=1 counts one copy.  Either way a "
+        "shipped autotune config proves nothing: Triton-Ascend 3.2.0's Autotuner._bench scores a config that "
+        "fails with MLIRCompilationError (UB overflow) as inf and moves on (runtime/autotuner.py l.191)"
+    ),
+    "l0c": "L0C holds the tl.dot accumulators (PlanMemory.cpp l0cSpaceSize = 128 KiB on 910B)",
+    "l0": (
+        "L0A/L0B are not planned per Triton tile: PlanMemory.cpp plans UB, L1 and L0C only, and the cube "
+        "op (hivm mmadL1, operands in L1: AscendNPU-IR test 'test_mmadL1_no_loop' allocates a 256x128 "
+        "fp16 A tile in L1) feeds L0A/L0B in fractal steps; Triton-Ascend's matmul tutorial "
+        "(third_party/ascend/tutorials/05-matrix-multiplication.py l.38) runs BLOCK 128x128x128, whose fp32 "
+        "operand tile (65536 B) fills L0A whole, so L0A cannot also hold the next step unless K is split"
+    ),
+}
+
+
+def rule_of(name: str) -> Optional[str]:
+    """The rule (with its source) behind an Ascend constraint name (``ub``, ``l1``, ``l0c``...), or None."""
+    base = name.split("#")[0]
+    extra = ""
+    if base.endswith(".multibuffer"):
+        base, extra = base[: -len(".multibuffer")], "; " + RULES["multibuffer"]
+    if base == "ub:mix":
+        return RULES["ub"] + "; " + RULES["ub.mix"] + extra
+    rule = RULES.get(base.split(":")[0])
+    return rule + extra if rule else None
+
+
+def esize(dt: Optional[str]) -> int:
+    """Bytes per element of a resolved dtype (4 when unknown)."""
+    return DTYPE_BYTES.get(dt or "fp32", 4)
 
 
 def access_rules(b, a, d: Expr, esize: int, bound) -> None:
@@ -48,10 +126,21 @@ def buffer_stages(b) -> Expr:
     return const(1 + int(b.space.env.get(MULTIBUFFER, 0)))
 
 
-def dot_rules(b, i: int, m: Expr, n: Expr, k: Expr, adt: str, bdt: str) -> None:
-    """Cube fractals and the L0A/L0B operand buffers of one ``tl.dot``."""
-    from .build import esize
+def sub_blocks(t: Target) -> int:
+    """Vector cores that share the vector part of one mix (``tl.dot``) program: 2 on 910B/910_93, else 1.
 
+    Triton-Ascend 3.2.0 ``compiler.py`` l.593-594 sets ``multibuffer`` and
+    ``enable_auto_bind_sub_block`` from the same expression (``not
+    is_compile_on_910_95``); the pairing needs two vector cores per cube core
+    (Triton-Ascend programming guide: 'each cube core paired with two vector cores').
+    """
+    if t.vector_cores and t.vector_cores == 2 * t.cores and t.multibuffer_default:
+        return 2
+    return 1
+
+
+def dot_rules(b, i: int, m: Expr, n: Expr, k: Expr, adt: str, bdt: str) -> None:
+    """Cube fractals of one ``tl.dot`` (L0A/L0B are no limit per Triton tile: ``RULES["l0"]``)."""
     t = b.target
     frac_k = t.fractal_k_int8 if adt in ("int8", "uint8") else t.fractal
     for label, dim, f in (("m", m, t.fractal), ("n", n, t.fractal), ("k", k, frac_k)):
@@ -62,33 +151,70 @@ def dot_rules(b, i: int, m: Expr, n: Expr, k: Expr, adt: str, bdt: str) -> None:
                     f"tl.dot {label} = {dim} is a multiple of {f} (cube fractal {t.fractal}x{frac_k} for {adt})",
                 )
             )
-    for cname, label, need, cap in (
-        ("l0a", "L0A", m * k * esize(adt), t.l0a_bytes),
-        ("l0b", "L0B", k * n * esize(bdt), t.l0b_bytes),
-    ):
-        if cap:
-            text = f"{label}: tl.dot operand {need} B <= {cap} B per cube core"
-            b.add(Constraint.within(f"{cname}:dot{i}", "capacity", need, cap, text, label))
+
+
+#: Environment switch: "1" for a CANN whose bishengir-compile retries an overflow without multibuffer.
+RETRY_ENV = "TILETUNE_ASCEND_MULTIBUFFER_RETRY"
+
+
+def multibuffer_retry() -> bool:
+    """Whether the compiler drops multibuffer when it overflows (``RULES["multibuffer"]``): off (the
+    Triton-Ascend 3.2.0 + CANN 8.5.0 behaviour) unless ``TILETUNE_ASCEND_MULTIBUFFER_RETRY=1``."""
+    return os.environ.get(RETRY_ENV, "0") == "1"
+
+
+def _ub_need(b, foot: dict[str, Expr], dots: list[DotTerm], stages: Expr) -> tuple[Expr, str]:
+    """UB bytes per vector core with ``stages`` copies of the multibuffered buffers, and how they were counted."""
+    t = b.target
+    planned = ub_bytes(b.spec, b.space.dtypes, stages)
+    planned = b.bind(planned) if planned is not None else None
+    if planned is None:  # the analysis' live set, its loop loads counted `stages` times
+        raw = b.spec.footprint.live_bytes if b.spec.footprint is not None else None
+        live = b.bind(raw.substitute({NUM_STAGES: stages})) if raw is not None else None
+        live = live if live is not None else foot["live_bytes"]
+    how = "as the compiler plans them" if planned is not None else "the analysis' live tiles"
+    if not (dots and "dot_operand_bytes" in foot):
+        return (planned if planned is not None else live), how
+    if planned is not None:
+        vec = planned
+    else:
+        vec = emax(live - foot["dot_operand_bytes"] * stages, foot.get("accumulator_bytes", const(0)))
+    halves = sub_blocks(t)
+    return (vec // halves if halves > 1 else vec), f"{how}; a mix kernel's vector part over {halves} sub-blocks"
 
 
 def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: list[Expr]) -> None:
-    """UB (with multibuffer), L1 and L0C."""
+    """UB, L1 and L0C (``RULES``); multibuffered copies hard unless the compiler retries without them.
+
+    With :func:`multibuffer_retry` a tiling that fits single-buffered runs;
+    one that fits only single-buffered gets no overlap, which the synthesis
+    avoids (the ``check=False`` constraints) rather than rejects.
+    """
     t = b.target
     stages = buffer_stages(b)
+    retry = multibuffer_retry()
+    hard = const(1) if retry else stages
+    mix = bool(dots and "dot_operand_bytes" in foot)
     if "live_bytes" in foot and t.ub_bytes:
-        live = foot["live_bytes"]
-        if dots and "dot_operand_bytes" in foot:
-            vec = emax(live - foot["dot_operand_bytes"] * stages, foot.get("accumulator_bytes", const(0)))
-            text = f"UB: vector tiles (live minus cube operands) {vec} <= {t.ub_bytes} B per vector core"
-        else:
-            vec = live
-            text = (f"UB: live tiles {vec} <= {t.ub_bytes} B per vector core "
-                    "(loads in loops counted 1 + multibuffer times)")
-        b.add(Constraint.within("ub", "capacity", vec, t.ub_bytes, text, "UB"))
-    if dots and "dot_operand_bytes" in foot and t.l1_bytes:
-        need = foot["dot_operand_bytes"] * stages
+        name = "ub:mix" if mix else "ub"
+        one, how = _ub_need(b, foot, dots, hard)
+        copies = "one copy of each buffer" if retry else "multibuffered copies counted"
+        text = f"UB: live tiles {one} <= {t.ub_bytes} B per vector core ({how}; {copies})"
+        b.add(Constraint.within(name, "capacity", one, t.ub_bytes, text, "UB"))
+        if retry and (MULTIBUFFER in b.names or b.space.env.get(MULTIBUFFER, 0)):
+            two, how = _ub_need(b, foot, dots, stages)
+            text = f"UB with multibuffer: {two} <= {t.ub_bytes} B (else the compiler drops the second copy)"
+            b.add(Constraint.within(f"{name}.multibuffer", "capacity", two, t.ub_bytes, text, "UB with multibuffer",
+                                    check=False, soft=True))
+    if mix and t.l1_bytes:
+        need = foot["dot_operand_bytes"] * hard
         text = f"L1: cube operand tiles {need} <= {t.l1_bytes} B per cube core"
         b.add(Constraint.within("l1", "capacity", need, t.l1_bytes, text, "L1"))
+        if retry and (MULTIBUFFER in b.names or b.space.env.get(MULTIBUFFER, 0)):
+            two = foot["dot_operand_bytes"] * stages
+            text = f"L1 with multibuffer: {two} <= {t.l1_bytes} B (else the compiler drops the second copy)"
+            b.add(Constraint.within("l1.multibuffer", "capacity", two, t.l1_bytes, text, "L1 with multibuffer",
+                                    check=False, soft=True))
     if dots and "accumulator_bytes" in foot and t.l0c_bytes:
         need = foot["accumulator_bytes"]
         text = f"L0C: accumulators {need} <= {t.l0c_bytes} B per cube core"

@@ -1,0 +1,196 @@
+"""The Ascend labelled set: does tiletune accept what runs and reject what fails?
+
+Reads ``tests/data/ascend_truth.json`` (configs a public source reports as
+running or failing on Ascend 910B, each with its citation) and adds the
+launch-time block choices of liger-kernel 0.8.5's ``_ascend`` backend
+recorded in ``tests/data/ascend_anchor_configs.json`` (label ``runs``).  For
+each entry it runs :func:`tiletune.synthesis.check_config` and reports
+accepted / rejected with the reasons.  Goal: 0 ``runs`` entries rejected,
+every ``fails`` entry rejected.
+
+With ``--flaggems DIR`` (a checkout of FlagGems, e.g. ``git clone
+https://github.com/flagos-ai/FlagGems``) it also checks every config of
+FlagGems' Ascend autotune lists (``src/flag_gems/runtime/backend/_ascend/
+tune_configs.yaml``; label ``shipped``: the library ships them for Ascend)
+against the kernels of that backend that take ``configs=runtime.get_tuned_config(...)``,
+in fp16 and in fp32, with no runtime sizes (only what the config decides is checked).
+
+Writes ``bench/results/ascend_truth.{json,md}``.  Needs the dev corpus
+(``.corpus``) for the liger entries; they are skipped without it.
+
+    python bench/ascend_truth.py [--out bench/results] [--flaggems DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.corpus import library_root  # noqa: E402
+from tiletune.analysis import analyze_file  # noqa: E402
+from tiletune.synthesis import check_config  # noqa: E402
+
+TRUTH = ROOT / "tests" / "data" / "ascend_truth.json"
+ANCHOR = ROOT / "tests" / "data" / "ascend_anchor_configs.json"
+LIGER_SOURCE = "liger-kernel 0.8.5 ops/backends/_ascend launch-time block choice (bench/ascend_anchor.py liger_rows)"
+
+
+def _path(file: str) -> Optional[Path]:
+    """A labelled entry's kernel file: ``corpus:...`` under the dev corpus, else under the repository."""
+    if file.startswith("corpus:"):
+        root = library_root("liger_kernel")
+        return None if root is None else root.parent / file[len("corpus:"):]
+    return ROOT / file
+
+
+def entries() -> list[dict[str, Any]]:
+    """The labelled entries: the JSON set, then liger's launch choices from the anchor data."""
+    data = json.loads(TRUTH.read_text())
+    out = [dict(e, target=data["target"]) for e in data["entries"]]
+    anchor = json.loads(ANCHOR.read_text())
+    for item in anchor["items"]:
+        for i, cfg in enumerate(item["liger"]):
+            out.append({"id": f"liger:{item['name']}:{i}:{json.dumps(item['shapes'], sort_keys=True)}",
+                        "file": item["file"], "kernel": item["name"], "config": {**item["fixed"], **cfg},
+                        "shapes": item["shapes"], "dtypes": item["dtypes"], "label": "runs",
+                        "source": LIGER_SOURCE, "target": anchor["target"]})
+    return out
+
+
+FLAGGEMS_BACKEND = "src/flag_gems/runtime/backend/_ascend"
+
+
+def _flaggems_configs(spec: dict) -> list[dict]:
+    """The kwargs of one op's entries in FlagGems' tune_configs.yaml (``META`` dicts and ``gen`` products)."""
+    out: list[dict] = []
+    for item in spec:
+        if item.get("gen"):
+            names = item.get("param_map", {}).get("META", {})
+            keys = list(names)
+            lists = [item[names[k]] if isinstance(names[k], str) and names[k] in item else [names[k]] for k in keys]
+            for values in itertools.product(*lists):
+                out.append(dict(zip(keys, values)))
+        elif isinstance(item.get("META"), dict):
+            out.append(dict(item["META"]))
+    return out
+
+
+def flaggems_entries(root: Path) -> list[dict[str, Any]]:
+    """One entry per (kernel with an Ascend tuned-config list, config, dtype fp16/fp32)."""
+    import yaml
+
+    tuned = yaml.safe_load((root / FLAGGEMS_BACKEND / "tune_configs.yaml").read_text())
+    out = []
+    for path in sorted((root / FLAGGEMS_BACKEND).rglob("*.py")):
+        if "get_tuned_config(" not in path.read_text(errors="replace"):
+            continue
+        try:
+            module = analyze_file(str(path))
+        except Exception:  # noqa: BLE001 - a file the analyser cannot read is reported by its own tests
+            continue
+        for spec in module.kernels:
+            text = (spec.autotune.other or {}).get("configs", "") if spec.autotune else ""
+            m = re.search(r'get_tuned_config\(\s*["\']([^"\']+)', text or "")
+            if not m or m.group(1) not in tuned:
+                continue
+            tiling = {p.name for p in spec.params}
+            for i, cfg in enumerate(_flaggems_configs(tuned[m.group(1)])):
+                cfg = {k: v for k, v in cfg.items() if k in tiling}
+                for dt in ("fp16", "fp32"):
+                    out.append({"id": f"flaggems:{m.group(1)}:{spec.name}:{i}:{dt}", "abs": str(path),
+                                "file": "FlagGems:" + str(path.relative_to(root)), "kernel": spec.name, "config": cfg, "shapes": {},
+                                "dtypes": {p.name: dt for p in spec.params if p.is_pointer}, "label": "shipped",
+                                "source": f"FlagGems {FLAGGEMS_BACKEND}/tune_configs.yaml '{m.group(1)}'",
+                                "target": "ascend910b3"})
+    return out
+
+
+def check(entry: dict[str, Any], cache: dict) -> dict[str, Any]:
+    """Accepted or rejected (with the reasons) for one entry; ``skipped`` when its file is absent."""
+    path = Path(entry["abs"]) if "abs" in entry else _path(entry["file"])
+    row = {k: entry[k] for k in ("id", "file", "kernel", "config", "shapes", "dtypes", "label", "source", "target")}
+    if path is None or not path.is_file():
+        row.update(result="skipped", why=["kernel file not available (dev corpus not fetched?)"])
+        return row
+    key = (str(path), entry["kernel"])
+    if key not in cache:
+        cache[key] = analyze_file(str(path)).kernel(entry["kernel"])
+    why = check_config(cache[key], entry["config"], None, None, entry["shapes"], entry["dtypes"], entry["target"])
+    row.update(result="rejected" if why else "accepted", why=why)
+    return row
+
+
+def summary(rows: list[dict]) -> dict[str, int]:
+    """Counts per label and result; ``wrong`` = runs rejected + fails accepted."""
+    out = {"runs": 0, "runs_rejected": 0, "fails": 0, "fails_rejected": 0, "shipped": 0, "shipped_rejected": 0,
+           "skipped": 0}
+    for r in rows:
+        if r["result"] == "skipped":
+            out["skipped"] += 1
+            continue
+        out[r["label"]] += 1
+        if r["result"] == "rejected":
+            out[f"{r['label']}_rejected"] += 1
+    out["wrong"] = out["runs_rejected"] + (out["fails"] - out["fails_rejected"])
+    return out
+
+
+def markdown(rows: list[dict], total: dict[str, int], flaggems: str = "") -> str:
+    """The report table."""
+    lines = [
+        "# Ascend labelled set: accepted / rejected by tiletune",
+        "",
+        "Generated by `python bench/ascend_truth.py` from `tests/data/ascend_truth.json` and liger-kernel's "
+        "`_ascend` launch choices (`tests/data/ascend_anchor_configs.json`).",
+        "",
+        f"- known to run: {total['runs']}, rejected: **{total['runs_rejected']}**",
+        f"- known to fail: {total['fails']}, rejected: **{total['fails_rejected']}**",
+        f"- shipped in FlagGems' Ascend tune_configs.yaml (fp16 + fp32; with `--flaggems`): {total['shipped']}, "
+        f"rejected: **{total['shipped_rejected']}**",
+        f"- skipped (file not available): {total['skipped']}",
+        *([f"- FlagGems checked: {flaggems}"] if flaggems else []),
+        "",
+        "| id | kernel | config | label | result | why | source |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        cfg = ", ".join(f"{k}={v}" for k, v in r["config"].items())
+        why = "; ".join(r["why"]) or "-"
+        lines.append(f"| {r['id']} | {r['kernel']} | {cfg} | {r['label']} | {r['result']} | {why} | {r['source']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Check every entry and write the JSON and Markdown reports."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    ap.add_argument("--flaggems", help="a FlagGems checkout: also check its Ascend tune_configs.yaml")
+    ap.add_argument("--flaggems-rev", default="", help="words for the report: which FlagGems (repository, commit)")
+    args = ap.parse_args(argv)
+    cache: dict = {}
+    todo = entries() + (flaggems_entries(Path(args.flaggems)) if args.flaggems else [])
+    rows = []
+    for e in todo:
+        try:
+            rows.append(check(e, cache))
+        except Exception as exc:  # noqa: BLE001 - one kernel the analyser cannot follow is reported, not fatal
+            rows.append({**e, "result": "skipped", "why": [f"{type(exc).__name__}: {exc}"]})
+    total = summary(rows)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "ascend_truth.json").write_text(json.dumps({"summary": total, "rows": rows}, indent=1) + "\n")
+    (out / "ascend_truth.md").write_text(markdown(rows, total, args.flaggems_rev))
+    print(json.dumps(total))
+    return 0 if total["wrong"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

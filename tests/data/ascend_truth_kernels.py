@@ -1,0 +1,61 @@
+"""Kernels of the Ascend labelled set (``tests/data/ascend_truth.json``), written for tiletune.
+
+Each one follows the structure of a kernel that a public source reports as
+running or failing on Ascend 910B (the source is cited in the JSON entry and
+next to the kernel): same loads, stores, loops and element types, so the UB
+model sees the same live tiles.  Data for the analyser: never imported by it.
+"""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def masked_fill_one_block(inp, fill_mask, value, out, N, BLOCK_SIZE: tl.constexpr):
+    """One block, no loop: Triton-Ascend migration guide (docs/en/migration_guide/migrate_from_gpu.md,
+    'Handling the Compound Issue: coreDim + UB Overflow'): UB overflow at BLOCK_SIZE=32768."""
+    pid = tl.program_id(axis=0)
+    offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    in_range = offs < N
+    fill = tl.load(fill_mask + offs, mask=in_range, other=0).to(tl.int1)
+    keep = tl.load(inp + offs, mask=(~fill) & in_range, other=0)
+    tl.store(out + offs, keep, (~fill) & in_range)
+    tl.store(out + offs, value, fill & in_range)
+
+
+@triton.jit
+def masked_fill_sub_blocks(inp, fill_mask, value, out, N, BLOCK_SIZE: tl.constexpr, BLOCK_SIZE_SUB: tl.constexpr):
+    """The guide's fix: a loop over BLOCK_SIZE_SUB pieces (runs at BLOCK_SIZE=32768, BLOCK_SIZE_SUB=1024)."""
+    pid = tl.program_id(axis=0)
+    start = pid * BLOCK_SIZE
+    for j in range(tl.cdiv(BLOCK_SIZE, BLOCK_SIZE_SUB)):
+        offs = start + j * BLOCK_SIZE_SUB + tl.arange(0, BLOCK_SIZE_SUB)
+        in_range = offs < N
+        vals = tl.load(inp + offs, mask=in_range, other=0)
+        fill = tl.load(fill_mask + offs, mask=in_range, other=0).to(tl.int1)
+        tl.store(out + offs, vals, mask=in_range)
+        filled = tl.where(fill, tl.full([BLOCK_SIZE_SUB], value, dtype=vals.dtype), vals)
+        tl.store(out + offs, filled, mask=in_range)
+
+
+@triton.jit
+def bias_silu_rows(io_ptr, bias_ptr, y0_numel, x1_numel, Y0BLOCK: tl.constexpr, Y0BLOCK_SUB: tl.constexpr,
+                   X1BLOCK_SUB: tl.constexpr):
+    """Inductor-style bias + SiLU over rows of 16384 (Ascend/pytorch issue #102, HSTU addmm_silu):
+    'ub overflow' on Ascend910B3 at Y0BLOCK=48, Y0BLOCK_SUB=1, X1BLOCK_SUB=16384, bf16."""
+    y0_offset = tl.program_id(0) * Y0BLOCK
+    base_y0 = tl.arange(0, Y0BLOCK_SUB)
+    base_x1 = tl.arange(0, X1BLOCK_SUB)
+    loops_y0 = (Y0BLOCK + Y0BLOCK_SUB - 1) // Y0BLOCK_SUB
+    loops_x1 = (x1_numel + X1BLOCK_SUB - 1) // X1BLOCK_SUB
+    for ly in range(loops_y0):
+        y0 = y0_offset + ly * Y0BLOCK_SUB + base_y0[:, None]
+        y0_mask = y0 < y0_numel
+        for lx in range(loops_x1):
+            x1 = lx * X1BLOCK_SUB + base_x1[None, :]
+            x1_mask = x1 < x1_numel
+            a = tl.load(io_ptr + (x1 + 16384 * y0), x1_mask & y0_mask).to(tl.float32)
+            b = tl.load(bias_ptr + x1, x1_mask).to(tl.float32)
+            s = a + b
+            out = s * tl.sigmoid(s)
+            tl.store(io_ptr + (x1 + 16384 * y0), out, x1_mask & y0_mask)

@@ -1,0 +1,54 @@
+"""The Ascend labelled set (tests/data/ascend_truth.json + liger's launch choices) and explanations.
+
+* every config a public source reports as running on Ascend 910B is accepted;
+* every config a public source reports as failing with UB overflow is rejected, for UB;
+* a rejected Ascend config is explained with the buffer, the bytes over and the rule's source.
+"""
+
+import json
+
+from bench.ascend_truth import TRUTH, check, entries, summary
+from tiletune.analysis import analyze_file
+from tiletune.synthesis import check_config
+from tiletune.synthesis.constraints.ascend import RULES, rule_of
+from tiletune.synthesis.explain import explain_config
+
+KERNELS = "tests/data/ascend_truth_kernels.py"
+
+
+def test_labelled_set_has_both_labels_and_sources():
+    data = json.loads(TRUTH.read_text())
+    labels = {e["label"] for e in data["entries"]}
+    assert labels == {"runs", "fails"}
+    assert all(e["source"] for e in data["entries"])
+
+
+def test_known_to_run_accepted_and_known_failures_rejected():
+    cache: dict = {}
+    rows = [check(e, cache) for e in entries()]
+    total = summary(rows)
+    assert total["runs"] >= 3 and total["fails"] >= 2
+    assert total["runs_rejected"] == 0, [r for r in rows if r["label"] == "runs" and r["result"] == "rejected"]
+    assert total["fails_rejected"] == total["fails"]
+    for r in rows:
+        if r["label"] == "fails":
+            assert all(w.startswith("UB") for w in r["why"]), r
+
+
+def test_explain_names_buffer_bytes_over_and_rule():
+    spec = analyze_file(KERNELS).kernel("masked_fill_one_block")
+    dt = {"inp": "fp32", "fill_mask": "int32", "out": "fp32"}
+    lines = explain_config(spec, {"BLOCK_SIZE": 32768}, {"N": 1 << 30}, dt, "ascend910b3")
+    assert len(lines) == 1
+    ub = lines[0]
+    need = int(check_config(spec, {"BLOCK_SIZE": 32768}, None, None, {"N": 1 << 30}, dt, "ascend910b3")[0]
+               .split("needs ")[1].split(" B")[0])
+    assert ub.startswith(f"UB overflows by {need - 196608} B ({need} B > 196608 B on ascend910b3)")
+    assert "PlanMemory" in ub  # the rule's source is quoted
+    assert explain_config(spec, {"BLOCK_SIZE": 1024}, {"N": 1 << 30}, dt, "ascend910b3") == []
+
+
+def test_every_capacity_rule_has_a_source():
+    for name in ("ub", "ub:mix", "l1", "l0c"):
+        assert rule_of(name) and ".cpp" in rule_of(name) or "compiler.py" in rule_of(name), name
+    assert "mmadL1" in RULES["l0"]

@@ -1,0 +1,323 @@
+"""Unified Buffer bytes of a vector kernel, counted the way the Ascend compiler plans them.
+
+The analysis' ``live_bytes`` counts every named tile from its definition to
+its last use.  Triton-Ascend 3.2.0 and BiShengIR allocate less; this module
+replays their rules over the kernel's dataflow graph (``KernelSpec.graph``,
+nodes in trace order) and returns the peak as an expression:
+
+1. **index and mask tiles take no buffer.**  Tiles computed only from
+   ``tl.arange``, program ids and scalars, and used only as addresses or masks
+   of loads and stores, are folded into the copies' offsets, strides and
+   sizes: Triton-Ascend ``third_party/ascend/include/TritonToLinalg/UseAnalysis.h``
+   (``UseType::MetaUse``, ``MetaUseEraser``) and ``MaskAnalysis.h``
+   (``MaskState``: start/end/dims of a mask).  Pointer tiles likewise.
+2. **in-place reuse.**  An elementwise result takes the buffer of an operand
+   of the same shape whose last use it is, when the operand's element is as
+   wide as the result's or a multiple of it (a narrowing cast only for 1-D
+   tiles): BiShengIR ``lib/Dialect/HIVM/Transforms/PlanMemory.cpp``
+   ``isReusableOperands`` / ``isReusableCastOp``.  A loop-carried value and
+   its update share one buffer (``UpdateForOpBufferAlias``: yielded values
+   alias the region's iter args).  Views (``[:, None]``, reshapes) alias.
+3. **liveness.**  A buffer lives from its definition to its last use; one
+   defined before a loop and used in it lives to the loop's end, one defined in
+   a loop and used after it lives from the loop's start
+   (``MemLivenessAnalysis``: ``GetLiveBuffersInLoop``).
+4. **multibuffer.**  The UB buffer of a GM->UB load or of a UB->GM store
+   allocated inside a loop is marked ``multi_buffer = 2`` when multibuffer is
+   on (``MarkMultiBuffer.cpp``: ``MarkMultiBuffer<hivm::LoadOp/StoreOp>``,
+   only when every parent loop is an ``scf.for``).
+
+5. **the cube path keeps its tiles out of UB** (``tl.dot`` kernels): a load
+   used only by ``tl.dot`` goes GM->L1 (``ND2NZ``); the dot result and its
+   accumulator stay in L0C (``acc += tl.dot(a, b)`` is ``tl.dot(a, b, acc)``
+   after Triton's combine pass, ``lib/Dialect/Triton/Transforms/Combine.td``
+   ``CombineDotAddFPattern``; an accumulator chained into the next dot stays
+   in the local buffer, BiShengIR ``InlineFixpipe.cpp`` ``isLocalMatmulInit``);
+   a dot result that is stored, cast to fp16/bf16/int8 and stored, or carried
+   out of a loop leaves L0C through the fixpipe, which does the cast and the
+   store (``InlineFixpipe.cpp``: ``getQuantMode``, ``inlineFixPipeWithStoreOp``,
+   ``moveFixpipeOutOfScfFor``).  Only a dot result read by a vector op is
+   copied into UB.
+
+Not modelled (left to the analysis' figure by :func:`ub_bytes` returning None):
+kernels the analysis
+could not follow completely (``KernelSpec.incomplete`` other than unknown
+ops; a data tile of unknown shape), nodes from helper
+functions in other files or outside the kernel's lines, tiles of unknown
+shape.  Extra scratch some vector instructions allocate (``ExtraBufferOpInterface``)
+is not counted.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Optional
+
+from ...analysis.expr import Expr, ExprParseError, const, emax, esize_symbol, parse_expr, product, total
+from ...analysis.model import DTYPE_BYTES, KernelSpec
+from ..space import resolve_dtype
+
+__all__ = ["ub_bytes"]
+
+_DATA_SOURCES = ("load", "dot", "reduce", "scan", "alloc", "atomic")
+_COPIES = ("load", "store", "atomic")
+_VIEW_MARKS = ("[:, None]", "[None, :]", "[None]", "reshape(", "expand_dims(", "view(", ".T", "permute(", "trans(")
+
+
+def _structure(spec: KernelSpec) -> Optional[tuple[list, list]]:
+    """The kernel body's loops, ``(first line, last line)``, and its ``if`` statements,
+    ``(then lines, else lines)``; None without the source."""
+    if not spec.file or not Path(spec.file).is_file():
+        return None
+    try:
+        tree = ast.parse(Path(spec.file).read_text())
+    except SyntaxError:
+        return None
+
+    def lines(stmts) -> tuple[int, int]:
+        return (stmts[0].lineno, stmts[-1].end_lineno or stmts[-1].lineno) if stmts else (0, -1)
+
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef) and fn.name == spec.name:
+            loops = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))]
+            ifs = [(lines(n.body), lines(n.orelse)) for n in ast.walk(fn) if isinstance(n, ast.If) and n.orelse]
+            return loops, ifs
+    return None
+
+
+def _side(line: int, branches) -> Optional[int]:
+    """0 / 1 when ``line`` is in the then / else lines of an ``if``, else None."""
+    for k, (a, b) in enumerate(branches):
+        if a <= line <= b:
+            return k
+    return None
+
+
+def _bytes_of(shape, dtype, dtypes) -> Optional[tuple[Expr, int, Optional[int]]]:
+    """(tile bytes, rank, element bytes or None when symbolic) of a graph node."""
+    if shape is None:
+        return None
+    try:
+        numel = product(parse_expr(str(d)) for d in shape) if shape else const(1)
+    except ExprParseError:
+        return None
+    dt = resolve_dtype(dtype, dtypes)
+    if dt is not None and dt in DTYPE_BYTES:
+        return numel * DTYPE_BYTES[dt], len(shape), DTYPE_BYTES[dt]
+    if isinstance(dtype, str) and dtype.startswith("elem:"):
+        return numel * esize_symbol(dtype[len("elem:"):]), len(shape), None
+    return numel * 4, len(shape), 4
+
+
+def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
+    """Peak UB bytes of a kernel without ``tl.dot`` (see the module docstring), or None when not modelled.
+
+    ``stages`` is the copies of a multibuffered buffer (``1 + multibuffer``).
+    """
+    g = spec.graph
+    gaps = [x for x in spec.incomplete if not x.startswith("unknown op")]  # unknown ops: nodes of unknown shape
+    if gaps or g is None or g.number_of_nodes() == 0 or spec.span is None:
+        return None  # a graph with gaps would undercount: keep the analysis' figure
+    structure = _structure(spec)
+    if structure is None:
+        return None
+    loops, ifs = structure
+    lo, hi = spec.span.line, spec.span.end_line
+    order = sorted((n for n in g.nodes if not str(n).startswith("param:")), key=lambda n: int(str(n)[1:]) if str(n)[1:].isdigit() else 0)
+    pos = {n: i for i, n in enumerate(order)}
+    attrs = g.nodes
+    data: dict = {}
+    for n in order:
+        a = attrs[n]
+        if not (lo <= (a.get("line") or 0) <= hi):
+            return None  # a node from a helper: its lines say nothing about this kernel's loops
+        data[n] = a["kind"] in _DATA_SOURCES or any(data.get(p, False) for p in g.predecessors(n))
+
+    def in_loops(n) -> list[tuple[int, int]]:
+        line = attrs[n].get("line") or 0
+        return [L for L in loops if L[0] <= line <= L[1]]
+
+    def last_index(L) -> int:
+        return max((pos[m] for m in order if L[0] <= (attrs[m].get("line") or 0) <= L[1]), default=0)
+
+    def first_index(L) -> int:
+        return min((pos[m] for m in order if L[0] <= (attrs[m].get("line") or 0) <= L[1]), default=0)
+
+    cube = _cube_nodes(g, order, attrs)
+    shp: dict = {}
+    for n in order:
+        shp[n] = _shape(g, n, attrs[n], shp)
+    root: dict = {}  # node -> buffer id (its root node)
+    members: dict = {}  # buffer id -> nodes sharing it
+    info: dict = {}  # buffer id -> (bytes, rank, element bytes)
+    for n in order:
+        a = attrs[n]
+        if not data[n] or a["kind"] in ("store",) or n in cube:
+            continue
+        if shp[n] is None:
+            return None  # a data tile of unknown shape: nothing safe to say
+        if not shp[n]:
+            continue  # a scalar
+        b = _bytes_of(shp[n], a.get("dtype"), dtypes)
+        if b is None:
+            return None
+        if a["kind"] == "reduce" and "return_indices=True" in (a.get("label") or ""):
+            b = (b[0] + _bytes_of(shp[n], "int32", dtypes)[0], b[1], None)  # the index tile beside the values
+        preds = [p for p in g.predecessors(n) if p in root]
+        label = a.get("label") or ""
+        target = None
+        if a["kind"] in ("elementwise", "other") and any(m in label for m in _VIEW_MARKS) and len(preds) == 1:
+            target = root[preds[0]]  # a view aliases its source
+        elif a["kind"] == "elementwise":
+            for p in preds:
+                r = root[p]
+                rb, rrank, rw = info[r]
+                if shp.get(p) != shp[n]:
+                    continue
+                # loop-carried: the value before the loop and its update in it share the iter arg's buffer
+                carried = list(g.successors(p)) == [n] and set(in_loops(n)) > set(in_loops(p))
+                if not carried and _last_use(g, members[r], pos, in_loops, last_index) != pos[n]:
+                    continue
+                w = b[2]
+                if rw is not None and w is not None and (rw < w or rw % w):
+                    continue
+                if rw is not None and w is not None and rw > w and b[1] > 1 and ".to(" in label:
+                    continue  # a narrowing cast reuses its input only for 1-D tiles
+                target = r
+                break
+        if target is None:
+            root[n] = n
+            members[n] = [n]
+            info[n] = b
+        else:
+            root[n] = target
+            members[target].append(n)
+    if not members:
+        return const(0)
+    spans = []
+    for r, ms in members.items():
+        start = pos[r]
+        end = _last_use(g, ms, pos, in_loops, last_index)
+        for L in in_loops(r):
+            if any(pos[s] > last_index(L) for m in ms for s in g.successors(m)):
+                start = min(start, first_index(L))  # carried out of the loop: live from its start
+        mult = const(1)
+        copied = attrs[r]["kind"] == "load" or any(attrs[s]["kind"] in _COPIES for m in ms for s in g.successors(m))
+        if copied and in_loops(r):
+            mult = stages
+        spans.append((start, max(start, end), info[r][0] * mult))
+    # the two sides of an `if` never run together (scf.if results alias both sides' buffers,
+    # PlanMemory.cpp UpdateIfOpBufferAlias): a live set holds one side's buffers
+    sides = [[_side(attrs[r].get("line") or 0, br) for br in ifs] for r in members]
+    sums: list[Expr] = []
+    seen: set = set()
+    sets = []
+    for t in range(len(order)):
+        here = [_side(attrs[order[t]].get("line") or 0, br) for br in ifs]
+        live = [i for i, (s0, e, _) in enumerate(spans) if s0 <= t <= e
+                and not any(h is not None and sides[i][k] is not None and sides[i][k] != h for k, h in enumerate(here))]
+        for one in _one_side_each(live, sides, len(ifs)):
+            if one and one not in seen:
+                seen.add(one)
+                sets.append(one)
+    for s in (x for x in sets if not any(x < o for o in sets)):
+        e = total(spans[i][2] for i in sorted(s))
+        if e not in sums:
+            sums.append(e)
+    return emax(*sums) if len(sums) > 1 else sums[0]
+
+
+def _shape(g, n, a: dict, known: dict) -> Optional[list]:
+    """A node's tile shape; where the analysis left it unknown, from its operands.
+
+    An elementwise op has the broadcast shape of its operands (when the graph
+    knows them all); a reduction drops its ``axis=k`` dimension (no axis: a scalar).
+    """
+    if a.get("shape") is not None or str(n).startswith("param:"):
+        return a.get("shape")
+    preds = [known.get(p) for p in g.predecessors(n) if not str(p).startswith("param:")]
+    if not preds or any(x is None for x in preds):
+        return None
+    if a["kind"] == "elementwise":
+        rank = max(len(x) for x in preds)
+        if any(len(x) not in (0, rank) for x in preds):
+            return None
+        out = []
+        for i in range(rank):
+            dims = {str(x[i]) for x in preds if x and str(x[i]) != "1"}
+            if len(dims) > 1:
+                return None
+            out.append(dims.pop() if dims else "1")
+        return out
+    if a["kind"] == "reduce" and len(preds) == 1:
+        m = re.search(r"axis\s*=\s*(-?\d+)", a.get("label") or "")
+        if not m:
+            return []
+        k = int(m.group(1)) % max(1, len(preds[0]))
+        return [d for i, d in enumerate(preds[0]) if i != k]
+    return None
+
+
+def _one_side_each(live: list, sides: list, n_ifs: int) -> list:
+    """The live set split so that no set holds buffers of both sides of one ``if``."""
+    out = [frozenset(live)]
+    for k in range(n_ifs):
+        nxt = []
+        for s in out:
+            both = {sides[i][k] for i in s} - {None}
+            if len(both) < 2:
+                nxt.append(s)
+                continue
+            for keep in sorted(both):
+                nxt.append(frozenset(i for i in s if sides[i][k] in (None, keep)))
+        out = nxt
+    return out
+
+
+def _cube_nodes(g, order, attrs) -> set:
+    """Nodes whose tiles stay on the cube path (L1 / L0C / fixpipe), never in UB (rule 5)."""
+    kind = lambda n: attrs[n]["kind"]  # noqa: E731
+    label = lambda n: attrs[n].get("label") or ""  # noqa: E731
+    acc = {n for n in order if kind(n) == "dot"}
+    if not acc:
+        return set()
+    for n in order:  # acc += tl.dot(a, b): folded into the dot's accumulator
+        if kind(n) == "elementwise" and "+" in label(n) and any(p in acc for p in g.predecessors(n)):
+            acc.add(n)
+    for n in order:  # the initial accumulator (tl.zeros) used only by the dot chain
+        if kind(n) == "alloc" and g.out_degree(n) and all(s in acc for s in g.successors(n)):
+            acc.add(n)
+    out: set = set()
+    for n in acc:
+        casts = []
+        ok = True
+        for s in g.successors(n):
+            if s in acc or kind(s) == "store":
+                continue
+            if kind(s) == "elementwise" and ".to(" in label(s) and all(kind(t) == "store" for t in g.successors(s)):
+                casts.append(s)  # cast on the fixpipe's way out
+                continue
+            ok = False
+        if ok:
+            out.add(n)
+            out.update(casts)
+    for n in order:  # a load used only by tl.dot: GM -> L1
+        if kind(n) == "load" and g.out_degree(n) and all(kind(s) == "dot" for s in g.successors(n)):
+            out.add(n)
+    return out
+
+
+def _last_use(g, ms, pos, in_loops, last_index) -> int:
+    """Index of the last use of a buffer shared by nodes ``ms`` (a loop's end when used in a later loop)."""
+    end = max(pos[m] for m in ms)
+    for m in ms:
+        for s in g.successors(m):
+            if s not in pos:
+                continue
+            end = max(end, pos[s])
+            for L in in_loops(s):
+                if not any(L == M for M in in_loops(m)):
+                    end = max(end, last_index(L))  # defined before the loop, read in it
+    return end
