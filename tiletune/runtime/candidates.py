@@ -124,6 +124,9 @@ class _RecordingMeta(dict):
 class CandidatesStage:
     """The candidate list of one key (mixed into the Autotuner)."""
 
+    #: The IR oracle's reading of the last synthesis (:class:`tiletune.runtime.ir_oracle.OracleReading`).
+    ir_reading: Any = None
+
     # ---------------------------------------------------------------- candidates
     def _candidates(self, bound: Dict[str, Any], kwargs: Dict[str, Any], launch_const: Mapping[str, Any],
                     dtypes: Mapping[str, str], report: TuningReport) -> List[Config]:
@@ -227,6 +230,7 @@ class CandidatesStage:
         report.note(f"synthesized {len(configs)} candidate(s) of {result.feasible_count} feasible for "
                     f"{target.name}, shapes {shapes}, dtypes {dict(dtypes)}")
         searched = [n for n in verdict.tuned if n not in drop]
+        configs = self._oracle_screen(bound, configs, searched, report)
         point_costs: Dict[tuple, float] = {}
         for (items, warps, stages), cost in result.point_costs.items():
             key = (tuple((k, v) for k, v in items if k not in drop), warps, stages)
@@ -236,6 +240,42 @@ class CandidatesStage:
         if self.early_config_prune or self.perf_model:
             configs = self._prune_list(configs, kwargs)
         return configs
+
+    def _oracle_screen(self, bound: Mapping[str, Any], configs: List[Config], searched: List[str],
+                       report: TuningReport) -> List[Config]:
+        """Drop the candidates Triton's front end refuses, and say where the IR and the static reading
+        disagree on the tiling parameters (the IR wins: it is what Triton compiles)."""
+        from . import ir_oracle
+
+        if not configs or not ir_oracle.oracle_enabled(self.fn):
+            return configs
+        try:
+            refused = ir_oracle.refused_configs(self.fn, bound, [c.kwargs for c in configs])
+            kept = [c for i, c in enumerate(configs) if i not in refused]
+            reading = ir_oracle.read_kernel(self.fn, bound, kept[0].kwargs, list(kept[0].kwargs)) if kept else None
+        except Exception as exc:  # the oracle is an extra check: without it the static reading stands
+            report.note(f"the IR oracle could not lower kernel {self.kernel_name!r} ({describe_error(exc)}); "
+                        "the static reading stands")
+            return configs
+        for i, why in sorted(refused.items()):
+            report.note(f"dropped {config_str(configs[i])} before timing: Triton refuses it ({why})")
+        if not kept:
+            first = next(iter(refused.values()))
+            raise TuningError(
+                f"kernel {self.kernel_name!r}: Triton refuses every synthesized candidate (first: {first}); "
+                "fix the kernel for these launch arguments or pass configs=[...]"
+            )
+        if reading is not None and reading.base is not None:
+            ir_set = set(reading.tiling) | set(reading.trip_count)
+            static_set = set(searched) & set(kept[0].kwargs)
+            if ir_set != static_set:
+                report.note(
+                    f"the static reading and Triton's IR disagree on the tiling parameters: static "
+                    f"{sorted(static_set)}, IR {sorted(ir_set)} (tiles {sorted(reading.tiling)}, loop trip counts "
+                    f"{sorted(reading.trip_count)}); the IR is what Triton compiles"
+                )
+            self.ir_reading = reading
+        return kept
 
     def _warn_incomplete(self, spec: Any) -> None:
         """Say once per kernel that its analysis is incomplete, and what tiletune does about it."""
