@@ -37,6 +37,10 @@ Config = triton.Config
 #: How much wider the measured search is when the analysis is incomplete.
 INCOMPLETE_BREADTH = 2.0
 
+#: Values tried for a tiling parameter only Triton's IR revealed, and over how many leading candidates.
+IR_TILE_VALUES = (16, 32, 64, 128)
+IR_TILE_BASES = 4
+
 
 class MetaParameterConflict(TuningError, ValueError):
     """A tuned parameter was also passed at launch (a ValueError, as in Triton)."""
@@ -222,6 +226,9 @@ class CandidatesStage:
         given = set(bound) | set(configs[0].kwargs)
         unset = [n for n in self.arg_names if n in self._binder.constexpr and n not in given]
         if unset:
+            configs = self._ir_tiling(bound, configs, unset, report)
+            unset = [n for n in unset if n not in configs[0].kwargs]
+        if unset:
             raise TuningError(
                 f"kernel {self.kernel_name!r}: constexpr parameter {', '.join(map(repr, unset))} has no value: "
                 "synthesis does not search it; pass it at launch, give it a default, or list values in "
@@ -276,6 +283,35 @@ class CandidatesStage:
                 )
             self.ir_reading = reading
         return kept
+
+    def _ir_tiling(self, bound: Mapping[str, Any], configs: List[Config], unset: List[str],
+                   report: TuningReport) -> List[Config]:
+        """Constexprs the static reading left without a value but Triton's IR shows sizing tiles (a helper
+        it could not follow): searched over :data:`IR_TILE_VALUES` with the leading candidates; the
+        oracle's screen then drops what Triton refuses.  The configs unchanged when the IR says otherwise."""
+        from . import ir_oracle
+
+        if not ir_oracle.oracle_enabled(self.fn):
+            return configs
+        base = {**dict(configs[0].kwargs), **{n: IR_TILE_VALUES[0] for n in unset}}
+        try:
+            reading = ir_oracle.read_kernel(self.fn, bound, base, unset)
+        except Exception as exc:  # no oracle: the caller's error names the parameter
+            report.note(f"the IR oracle could not lower kernel {self.kernel_name!r} ({describe_error(exc)})")
+            return configs
+        found = [n for n in unset if n in reading.tiling or n in reading.trip_count]
+        if not found:
+            return configs
+        report.note(f"Triton's IR shows {', '.join(found)} sizing tiles, which the static reading missed: "
+                    f"searched over {list(IR_TILE_VALUES)} (the IR wins)")
+        out: List[Config] = []
+        for cfg in configs[:IR_TILE_BASES]:
+            combos: List[Dict[str, Any]] = [{}]
+            for name in found:
+                combos = [{**c, name: v} for c in combos for v in IR_TILE_VALUES]
+            for combo in combos:
+                out.append(Config({**cfg.kwargs, **combo}, num_warps=cfg.num_warps, num_stages=cfg.num_stages))
+        return out
 
     def _warn_incomplete(self, spec: Any) -> None:
         """Say once per kernel that its analysis is incomplete, and what tiletune does about it."""

@@ -143,7 +143,8 @@ def _interpreted_identity(fn: Any) -> str:
     with _IDENTITY_LOCK:
         jit.DependenciesFinder = _Finder
         try:
-            return jit.JITFunction(fn).cache_key
+            shadow = jit.JITFunction(fn)
+            return shadow.cache_key + _globals_text(shadow)
         finally:
             jit.DependenciesFinder = base
 
@@ -156,7 +157,7 @@ def triton_identity(obj: Any) -> Optional[str]:
     for node in _chain(obj):
         if isinstance(node, JITFunction):
             try:
-                return node.cache_key
+                return node.cache_key + _globals_text(node)
             except Exception:  # Triton's own error surfaces at the launch; no identity here
                 return None
     fn = _python_function(obj)
@@ -166,6 +167,14 @@ def triton_identity(obj: Any) -> Optional[str]:
         return _interpreted_identity(fn)
     except Exception:  # an older interpreter or an unsupported reference: the source hash stands
         return None
+
+
+def _globals_text(jf: Any) -> str:
+    """The globals the kernel and its callees read, with their values (``used_global_vals``, filled by
+    ``cache_key``): Triton hashes only ``tl.constexpr`` objects, and refuses to launch when another
+    read global changed; a new value in a new process is a new kernel, so both go in."""
+    used = getattr(jf, "used_global_vals", None) or {}
+    return "".join(f"|{name}={value!r}" for (name, _), (value, _) in sorted(used.items(), key=lambda kv: kv[0][0]))
 
 
 def identity_digest(obj: Any) -> Optional[str]:

@@ -251,9 +251,18 @@ def quiet_fds():
 
 
 def _short(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}".strip()
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    return " | ".join(lines[-6:])[-1200:]
+    """Triton's message, shortened: the innermost cause (a CompilationError wraps the real one),
+    then where the outermost error points (``at 2:9: | def kernel(...)``)."""
+    outer, seen = exc, 0
+    while (exc.__cause__ is not None or exc.__context__ is not None) and seen < 8:
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+        seen += 1
+    inner = [ln.strip() for ln in f"{type(exc).__name__}: {exc}".splitlines() if ln.strip()]
+    text = " | ".join(inner[-4:])
+    if exc is not outer:
+        where = [ln.strip() for ln in str(outer).splitlines() if ln.strip()][:2]
+        text += " (" + " | ".join(where) + ")"
+    return text[-1200:]
 
 
 def lower_to_ir(fn: Any, signature: Mapping[str, str], constexprs: Mapping[str, Any],

@@ -13,3 +13,9 @@ def tile_offsets(pid, BT: tl.constexpr, BS: tl.constexpr = None):
     if BS is None:
         return pid * BT + tl.arange(0, BT)
     return pid * BT + tl.arange(0, BT)[:, None] * BS + tl.arange(0, BS)[None, :]
+
+
+@triton.jit
+def checked_arange(BLOCK: tl.constexpr):
+    tl.static_assert(BLOCK <= 16, "BLOCK is at most 16")
+    return tl.arange(0, BLOCK)

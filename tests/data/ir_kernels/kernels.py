@@ -1,8 +1,14 @@
 """Small kernels in the patterns of issue 24 (helpers across modules, a dot, a static_assert)."""
+import tiletune
 import triton
 import triton.language as tl
 
+import importlib
+
 from .helpers import exp, tile_offsets
+
+# looked up at import time: the static reader cannot follow it (the kernel reads incomplete); Triton can
+checked_arange = importlib.import_module(__package__ + ".helpers").checked_arange
 
 
 @triton.jit
@@ -30,3 +36,11 @@ def looped_sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, CHUNK: tl.constexp
         offs = start + tl.arange(0, BLOCK)
         acc += tl.load(x_ptr + offs, mask=offs < n, other=0.0)
     tl.store(out_ptr + tl.program_id(0), tl.sum(acc))
+
+
+@tiletune.autotune(configs=[], key=["n"], cache_results=False)
+@triton.jit
+def capped_copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + checked_arange(BLOCK)  # a helper's static_assert: Triton refuses BLOCK > 16
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
