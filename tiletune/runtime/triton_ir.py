@@ -172,7 +172,7 @@ def _dot(types: str) -> Optional[DotOp]:
     tensors = [(_shape(m.group(1)), m.group(2)) for m in _TENSOR.finditer(types)]
     if "->" not in types or len(tensors) < 2:
         return None
-    (a_shape, a_t), (b_shape, b_t) = tensors[0], tensors[1]
+    (a_shape, a_t), (_, b_t) = tensors[0], tensors[1]
     out_shape = tensors[-1][0]
     if len(out_shape) < 2 or len(a_shape) < 2:
         return None
