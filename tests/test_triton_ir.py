@@ -92,3 +92,48 @@ def test_read_ir_reads_block_pointers_descriptors_atomics_and_scalars():
         ("load", (), "int32"), ("store", (8, 16), "fp16")]
     assert [(d.m, d.n, d.k) for d in facts.dots] == [(16, 64, 32)]
     assert [(lp.lower, lp.upper, lp.step) for lp in facts.loops] == [(None, None, 32)]
+
+
+def _synth(args, cwd):
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run([sys.executable, "-m", "tiletune.synthesis.cli", *args], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=300)
+
+
+def test_synth_configs_import_finds_what_the_static_reader_missed_and_drops_refusals():
+    proc = _synth(["ir_kernels/kernels.py", "--kernel", "capped_copy_kernel", "--shape", "n=4096", "--target", "h100",
+                   "--import"], HERE / "data")
+    assert proc.returncode == 0, proc.stderr
+    assert "Triton's IR shows BLOCK sizing tiles" in proc.stderr
+    assert "BLOCK is at most 16" in proc.stderr
+    configs = [line for line in proc.stdout.splitlines() if "triton.Config" in line]
+    assert configs and all("'BLOCK': 16" in line for line in configs)
+
+
+def test_synth_configs_never_imports_without_the_flag(tmp_path):
+    marker = tmp_path / "imported"
+    kernel = tmp_path / "k.py"
+    kernel.write_text(
+        "import pathlib\nimport triton\nimport triton.language as tl\n"
+        f"pathlib.Path({str(marker)!r}).write_text('yes')\n\n\n"
+        "@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n")
+    proc = _synth([str(kernel), "--shape", "n=4096", "--target", "h100"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert not marker.exists()
+    proc = _synth([str(kernel), "--shape", "n=4096", "--target", "h100", "--import"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert marker.read_text() == "yes"
+
+
+def test_synth_configs_import_names_a_file_that_does_not_import(tmp_path):
+    kernel = tmp_path / "broken.py"
+    kernel.write_text(
+        "import triton\nimport triton.language as tl\nimport no_such_dependency\n\n\n"
+        "@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n    tl.store(x_ptr + offs, tl.load(x_ptr + offs))\n")
+    proc = _synth([str(kernel), "--shape", "n=4096", "--target", "h100", "--import"], tmp_path)
+    assert proc.returncode == 2
+    assert "importing" in proc.stderr and "no_such_dependency" in proc.stderr and "drop --import" in proc.stderr

@@ -67,14 +67,19 @@ def _params(obj: Any) -> List[Tuple[str, bool]]:
     return out
 
 
-def signature_of(obj: Any, bound: Mapping[str, Any], constexprs: Mapping[str, Any]) -> Dict[str, Any]:
+def signature_of(obj: Any, bound: Mapping[str, Any], constexprs: Mapping[str, Any],
+                 described: bool = False) -> Dict[str, Any]:
     """The ``{"signature", "constexprs"}`` probe for a launch's bound arguments plus ``constexprs``,
-    specialised as a launch specialises it (:func:`tiletune.runtime.offline_compile.specialize`)."""
+    specialised as a launch specialises it (:func:`tiletune.runtime.offline_compile.specialize`).
+
+    With ``described``, ``bound`` already describes the arguments (``{"ptr": "fp16"}`` for a
+    tensor, plain values otherwise), as on a machine with no tensors (``synth-configs --import``).
+    """
     from .offline_compile import describe_args, specialize
 
     params = _params(obj)
-    described = describe_args({k: v for k, v in bound.items() if k not in constexprs})
-    signature, values, _ = specialize(params, described, dict(constexprs))
+    rest = {k: v for k, v in bound.items() if k not in constexprs}
+    signature, values, _ = specialize(params, rest if described else describe_args(rest), dict(constexprs))
     return {"signature": signature, "constexprs": values}
 
 
@@ -95,8 +100,9 @@ def lower_many(obj: Any, probes: Sequence[Mapping[str, Any]]) -> List[Any]:
     return lower_facts_in_subprocess(module, qualname, probes, src=live_source(obj))
 
 
-def _changed(obj: Any, bound: Mapping[str, Any], base_values: Mapping[str, Any], names: Sequence[str]) -> Tuple[list, list, list]:
-    probes = [signature_of(obj, bound, base_values)]
+def _changed(obj: Any, bound: Mapping[str, Any], base_values: Mapping[str, Any], names: Sequence[str],
+             described: bool) -> Tuple[list, list, list]:
+    probes = [signature_of(obj, bound, base_values, described)]
     moved: List[Tuple[str, Any]] = []
     for name in names:
         v = base_values.get(name)
@@ -105,19 +111,19 @@ def _changed(obj: Any, bound: Mapping[str, Any], base_values: Mapping[str, Any],
         for other in (v * 2, v // 2):
             if other >= 1:
                 moved.append((name, other))
-                probes.append(signature_of(obj, bound, {**base_values, name: other}))
+                probes.append(signature_of(obj, bound, {**base_values, name: other}, described))
     return probes, moved, lower_many(obj, probes)
 
 
 def read_kernel(obj: Any, bound: Mapping[str, Any], base_values: Mapping[str, Any],
-                names: Sequence[str]) -> OracleReading:
+                names: Sequence[str], described: bool = False) -> OracleReading:
     """Lower at ``base_values`` and with each of ``names`` doubled and halved; which change the tiles.
 
     ``bound`` holds the launch's arguments (tensors, sizes, fixed constexprs);
     ``base_values`` the constexpr values of one config.  A probe Triton refuses
     tells nothing and is listed in ``refused``.
     """
-    probes, moved, results = _changed(obj, bound, base_values, names)
+    probes, moved, results = _changed(obj, bound, base_values, names, described)
     reading = OracleReading()
     base = results[0]
     if isinstance(base, LoweringError):
@@ -136,9 +142,10 @@ def read_kernel(obj: Any, bound: Mapping[str, Any], base_values: Mapping[str, An
     return reading
 
 
-def refused_configs(obj: Any, bound: Mapping[str, Any], configs: Sequence[Mapping[str, Any]]) -> Dict[int, str]:
+def refused_configs(obj: Any, bound: Mapping[str, Any], configs: Sequence[Mapping[str, Any]],
+                    described: bool = False) -> Dict[int, str]:
     """``{index: Triton's message}`` for the configs (constexpr values) Triton's front end refuses."""
-    probes = [signature_of(obj, bound, c) for c in configs]
+    probes = [signature_of(obj, bound, c, described) for c in configs]
     out: Dict[int, str] = {}
     for i, res in enumerate(lower_many(obj, probes)):
         if isinstance(res, LoweringError):
