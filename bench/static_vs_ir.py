@@ -197,7 +197,9 @@ def _ir_shapes(facts: Any) -> set:
 
 
 def _steps(facts: Any) -> list:
-    return sorted(lp.step for lp in facts.loops if lp.step is not None)
+    """The constant steps of the ``scf.for`` loops (a tile walked by a loop); bounds and unrolled
+    copies are sizes and counts, not tiles."""
+    return sorted({lp.step for lp in facts.loops if lp.step is not None})
 
 
 def check_kernel(spec: Any, jf: Any) -> Dict[str, Any]:

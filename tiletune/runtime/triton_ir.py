@@ -100,15 +100,18 @@ class IRFacts:
     loops: List[LoopBounds] = field(default_factory=list)
 
     def tile_signature(self) -> tuple:
-        """The memory tiles and dots as a sorted tuple (equal for configs with equal tiles)."""
-        mem = sorted((m.kind, m.shape, m.dtype) for m in self.memory)
-        dots = sorted((d.m, d.n, d.k) for d in self.dots)
+        """The distinct memory tiles and dot extents (equal for configs with equal tiles; a
+        ``tl.static_range`` unrolled more times repeats the same tiles and leaves it equal)."""
+        mem = sorted({(m.kind, m.shape, m.dtype) for m in self.memory})
+        dots = sorted({(d.m, d.n, d.k) for d in self.dots})
         return tuple(mem), tuple(dots)
 
     def loop_signature(self) -> tuple:
-        """The loops' constant bounds as a sorted tuple (changes when a trip count does)."""
-        return tuple(sorted((lp.lower, lp.upper, lp.step) for lp in self.loops
-                            if lp.lower is not None or lp.upper is not None or lp.step is not None))
+        """The loops' constant bounds, and how many memory ops and dots the unrolled IR holds
+        (changes when a trip count does, ``scf.for`` or ``tl.static_range``)."""
+        bounds = tuple(sorted((lp.lower, lp.upper, lp.step) for lp in self.loops
+                              if lp.lower is not None or lp.upper is not None or lp.step is not None))
+        return bounds, len(self.memory), len(self.dots)
 
     def to_json(self) -> dict:
         """A plain-JSON form (see :meth:`from_json`)."""
