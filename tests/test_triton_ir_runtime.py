@@ -181,4 +181,5 @@ def test_candidates_triton_refuses_are_dropped_before_timing(monkeypatch, capsys
     assert timed and max(timed) <= 16
     out = capsys.readouterr().out
     assert "Triton refuses it" in out and "BLOCK is at most 16" in out
+    assert "Triton's IR shows BLOCK sizing tiles, which the static reading missed" in out  # the IR wins
     assert "reproducer" not in out

@@ -257,7 +257,13 @@ class CandidatesStage:
         if not configs or not ir_oracle.oracle_enabled(self.fn):
             return configs
         try:
-            refused = ir_oracle.refused_configs(self.fn, bound, [c.kwargs for c in configs])
+            unique: List[Dict[str, Any]] = []
+            for c in configs:  # configs differing only in num_warps/num_stages lower alike: once each
+                if c.kwargs not in unique:
+                    unique.append(dict(c.kwargs))
+            refused_unique = ir_oracle.refused_configs(self.fn, bound, unique)
+            refused = {i: refused_unique[unique.index(c.kwargs)] for i, c in enumerate(configs)
+                       if unique.index(c.kwargs) in refused_unique}
             kept = [c for i, c in enumerate(configs) if i not in refused]
             reading = ir_oracle.read_kernel(self.fn, bound, kept[0].kwargs, list(kept[0].kwargs)) if kept else None
         except Exception as exc:  # the oracle is an extra check: without it the static reading stands
@@ -266,6 +272,9 @@ class CandidatesStage:
             return configs
         for i, why in sorted(refused.items()):
             report.note(f"dropped {config_str(configs[i])} before timing: Triton refuses it ({why})")
+        if unique:
+            report.note(f"Triton's front end lowered {len(unique)} distinct tiling(s) of {len(configs)} candidate(s); "
+                        f"{len(refused)} refused")
         if not kept:
             first = next(iter(refused.values()))
             raise TuningError(
