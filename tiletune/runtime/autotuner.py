@@ -51,6 +51,7 @@ from .binding import Binder, base_function, tensor_dtypes
 from .cache_validate import kernel_entry_problems
 from .candidates import CandidatesStage, MetaParameterConflict
 from .env import env_on
+from . import live_kernel as _live
 from .measure import RETIME_ROUNDS, RETIME_TOP, MeasureStage
 from .report import TuningReport, config_str, config_to_dict
 from .search import resolve_search
@@ -297,7 +298,8 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
         self._spec_error: Optional[BaseException] = None
         self._spec_done = False
         self._target_obj: Any = None
-        self._source: Optional[str] = None
+        # the source that runs, captured now: a file edited or deleted after import does not change it
+        self._source: Optional[str] = _live.live_source(fn)
         self._disk: Any = None
         self._noted_fixed: set = set()
         self.configs_timings: Dict[Config, Any] = {}
@@ -351,7 +353,7 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
     # ================================================================ lazy, once per kernel
     @property
     def source(self) -> str:
-        """The kernel's source text (the cache file is named after its hash)."""
+        """The running kernel's source text (the cache file is named after its hash)."""
         if self._source is None:
             try:
                 self._source = inspect.getsource(self.base_fn)
@@ -371,18 +373,14 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
             ckey = tuple(sorted((k, repr(v)) for k, v in constants.items()))
             if ckey not in by_constants:
                 try:
-                    from tiletune.analysis import analyze_kernel
-
-                    by_constants[ckey] = analyze_kernel(self._inner, constants=dict(constants))
+                    by_constants[ckey] = _live.analyze_live(self._inner, self._source, constants)
                 except Exception:  # the unspecialised analysis (or its error) stands
                     by_constants[ckey] = self.spec()
             return by_constants[ckey]
         if not self._spec_done:
             self._spec_done = True
             try:
-                from tiletune.analysis import analyze_kernel
-
-                self._spec = analyze_kernel(self._inner)
+                self._spec = _live.analyze_live(self._inner, self._source)
             except Exception as exc:  # analysis is optional for explicit configs
                 self._spec_error = exc
         return self._spec
@@ -405,7 +403,11 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
             from .cache import TuningCache, code_identity, environment_fingerprint
 
             spec = self.spec()  # the file name covers the @triton.jit helpers the kernel calls, too
-            self._disk = TuningCache(self.kernel_name, code_identity(self.source, getattr(spec, "helpers", None)),
+            helpers = dict(getattr(spec, "helpers", None) or {})
+            triton_key = _live.identity_digest(self._inner)  # and what Triton's own kernel identity covers
+            if triton_key is not None:
+                helpers["<triton cache_key>"] = triton_key
+            self._disk = TuningCache(self.kernel_name, code_identity(self.source, helpers),
                                      kind="kernel", fingerprint=environment_fingerprint(target_name))
         return self._disk
 
@@ -454,7 +456,8 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
     def _problem(self, args: tuple, kwargs: Dict[str, Any]) -> _Problem:
         """Bind one launch and compute its disk key (no analysis, no synthesis)."""
         bound = self._binder.bind(args, kwargs)
-        launch_const = self._binder.launch_fixed(args, kwargs)
+        launch_const = _live.launch_constants(self.kernel_name, self.arg_names, self._binder.constexpr, args, kwargs,
+                                              self._binder.defaults, _live.heuristic_layers(self.fn))
         dtypes = tensor_dtypes(self.arg_names, bound)
         target_name = self._target_name() if (self.synthesize_configs or self.cache_results) else "unknown"
         key_values = self._binder.key_values(bound)

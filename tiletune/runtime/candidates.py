@@ -37,6 +37,10 @@ Config = triton.Config
 #: How much wider the measured search is when the analysis is incomplete.
 INCOMPLETE_BREADTH = 2.0
 
+#: Values tried for a tiling parameter only Triton's IR revealed, and over how many leading candidates.
+IR_TILE_VALUES = (16, 32, 64, 128)
+IR_TILE_BASES = 4
+
 
 class MetaParameterConflict(TuningError, ValueError):
     """A tuned parameter was also passed at launch (a ValueError, as in Triton)."""
@@ -123,6 +127,9 @@ class _RecordingMeta(dict):
 
 class CandidatesStage:
     """The candidate list of one key (mixed into the Autotuner)."""
+
+    #: The IR oracle's reading of the last synthesis (:class:`tiletune.runtime.ir_oracle.OracleReading`).
+    ir_reading: Any = None
 
     # ---------------------------------------------------------------- candidates
     def _candidates(self, bound: Dict[str, Any], kwargs: Dict[str, Any], launch_const: Mapping[str, Any],
@@ -219,6 +226,9 @@ class CandidatesStage:
         given = set(bound) | set(configs[0].kwargs)
         unset = [n for n in self.arg_names if n in self._binder.constexpr and n not in given]
         if unset:
+            configs = self._ir_tiling(bound, configs, unset, report)
+            unset = [n for n in unset if n not in configs[0].kwargs]
+        if unset:
             raise TuningError(
                 f"kernel {self.kernel_name!r}: constexpr parameter {', '.join(map(repr, unset))} has no value: "
                 "synthesis does not search it; pass it at launch, give it a default, or list values in "
@@ -227,6 +237,7 @@ class CandidatesStage:
         report.note(f"synthesized {len(configs)} candidate(s) of {result.feasible_count} feasible for "
                     f"{target.name}, shapes {shapes}, dtypes {dict(dtypes)}")
         searched = [n for n in verdict.tuned if n not in drop]
+        configs = self._oracle_screen(bound, configs, searched, report)
         point_costs: Dict[tuple, float] = {}
         for (items, warps, stages), cost in result.point_costs.items():
             key = (tuple((k, v) for k, v in items if k not in drop), warps, stages)
@@ -236,6 +247,80 @@ class CandidatesStage:
         if self.early_config_prune or self.perf_model:
             configs = self._prune_list(configs, kwargs)
         return configs
+
+    def _oracle_screen(self, bound: Mapping[str, Any], configs: List[Config], searched: List[str],
+                       report: TuningReport) -> List[Config]:
+        """Drop the candidates Triton's front end refuses, and say where the IR and the static reading
+        disagree on the tiling parameters (the IR wins: it is what Triton compiles)."""
+        from . import ir_oracle
+
+        if not configs or not ir_oracle.oracle_enabled(self.fn):
+            return configs
+        try:
+            unique: List[Dict[str, Any]] = []
+            for c in configs:  # configs differing only in num_warps/num_stages lower alike: once each
+                if c.kwargs not in unique:
+                    unique.append(dict(c.kwargs))
+            refused_unique = ir_oracle.refused_configs(self.fn, bound, unique)
+            refused = {i: refused_unique[unique.index(c.kwargs)] for i, c in enumerate(configs)
+                       if unique.index(c.kwargs) in refused_unique}
+            kept = [c for i, c in enumerate(configs) if i not in refused]
+            reading = ir_oracle.read_kernel(self.fn, bound, kept[0].kwargs, list(kept[0].kwargs)) if kept else None
+        except Exception as exc:  # the oracle is an extra check: without it the static reading stands
+            report.note(f"the IR oracle could not lower kernel {self.kernel_name!r} ({describe_error(exc)}); "
+                        "the static reading stands")
+            return configs
+        for i, why in sorted(refused.items()):
+            report.note(f"dropped {config_str(configs[i])} before timing: Triton refuses it ({why})")
+        if unique:
+            report.note(f"Triton's front end lowered {len(unique)} distinct tiling(s) of {len(configs)} candidate(s); "
+                        f"{len(refused)} refused")
+        if not kept:
+            first = next(iter(refused.values()))
+            raise TuningError(
+                f"kernel {self.kernel_name!r}: Triton refuses every synthesized candidate (first: {first}); "
+                "fix the kernel for these launch arguments or pass configs=[...]"
+            )
+        if reading is not None and reading.base is not None:
+            ir_set = set(reading.tiling) | set(reading.trip_count)
+            static_set = set(searched) & set(kept[0].kwargs)
+            if ir_set != static_set:
+                report.note(
+                    f"the static reading and Triton's IR disagree on the tiling parameters: static "
+                    f"{sorted(static_set)}, IR {sorted(ir_set)} (tiles {sorted(reading.tiling)}, loop trip counts "
+                    f"{sorted(reading.trip_count)}); the IR is what Triton compiles"
+                )
+            self.ir_reading = reading
+        return kept
+
+    def _ir_tiling(self, bound: Mapping[str, Any], configs: List[Config], unset: List[str],
+                   report: TuningReport) -> List[Config]:
+        """Constexprs the static reading left without a value but Triton's IR shows sizing tiles (a helper
+        it could not follow): searched over :data:`IR_TILE_VALUES` with the leading candidates; the
+        oracle's screen then drops what Triton refuses.  The configs unchanged when the IR says otherwise."""
+        from . import ir_oracle
+
+        if not ir_oracle.oracle_enabled(self.fn):
+            return configs
+        base = {**dict(configs[0].kwargs), **{n: IR_TILE_VALUES[0] for n in unset}}
+        try:
+            reading = ir_oracle.read_kernel(self.fn, bound, base, unset)
+        except Exception as exc:  # no oracle: the caller's error names the parameter
+            report.note(f"the IR oracle could not lower kernel {self.kernel_name!r} ({describe_error(exc)})")
+            return configs
+        found = [n for n in unset if n in reading.tiling or n in reading.trip_count]
+        if not found:
+            return configs
+        report.note(f"Triton's IR shows {', '.join(found)} sizing tiles, which the static reading missed: "
+                    f"searched over {list(IR_TILE_VALUES)} (the IR wins)")
+        out: List[Config] = []
+        for cfg in configs[:IR_TILE_BASES]:
+            combos: List[Dict[str, Any]] = [{}]
+            for name in found:
+                combos = [{**c, name: v} for c in combos for v in IR_TILE_VALUES]
+            for combo in combos:
+                out.append(Config({**cfg.kwargs, **combo}, num_warps=cfg.num_warps, num_stages=cfg.num_stages))
+        return out
 
     def _warn_incomplete(self, spec: Any) -> None:
         """Say once per kernel that its analysis is incomplete, and what tiletune does about it."""

@@ -47,6 +47,7 @@ from typing import Any, Callable, Dict, Hashable, List, Optional, Tuple
 import triton.language as tl
 
 from .env import env_off
+from .quiet import quiet_child
 from .launcher_prebuild import build_launcher, prepare_launcher_build
 
 __all__ = ["CompileSpec", "processes_enabled", "capture_specs", "children_for", "CompileSession",
@@ -244,6 +245,7 @@ def _child_start() -> None:
     import gc
 
     gc.freeze()
+    quiet_child()  # a failing compile's reproducer and diagnostics must not reach the user's terminal
 
 
 def _frozen_in_child() -> int:

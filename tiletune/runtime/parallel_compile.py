@@ -33,6 +33,7 @@ from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Tupl
 from .bench import interpreting
 from .compile_workers import CompileSession, ProcessCompiles, capture_specs, children_for, processes_enabled
 from .env import env_off
+from .quiet import quiet_threads
 
 __all__ = ["parallel_enabled", "max_workers", "compile_all", "compiling", "CompileQueue", "describe_error"]
 
@@ -93,7 +94,7 @@ def compile_all(
     except ImportError:  # Triton < 3.5: run the warmups themselves on the pool
         AsyncCompileMode = None  # type: ignore[assignment]
 
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tiletune-compile") as pool:
+    with quiet_threads(), ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tiletune-compile") as pool:
         if AsyncCompileMode is not None:
             submitted: Dict[Hashable, Any] = {}
             with AsyncCompileMode(pool, ignore_errors=True):
@@ -285,7 +286,7 @@ def compiling(jobs: Dict[Hashable, Callable[[], Any]], *, parallel: Optional[boo
     specs = capture_specs(jobs) if processes_enabled() else {}
     t1 = time.perf_counter()
     warmed_before = session.warm_s if session is not None else 0.0
-    with ProcessCompiles(specs, session, workers=children_for(len(jobs))) as children, \
+    with quiet_threads(), ProcessCompiles(specs, session, workers=children_for(len(jobs))) as children, \
             _TimedPool(queue, max_workers=max_workers(len(jobs)), thread_name_prefix="tiletune-compile") as pool:
         session = children.session
         warm = session.warm_s - warmed_before

@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--format", choices=("python", "json"), default="python", help="output format (default python)")
     p.add_argument("--explain", action="store_true", help="show the model, the feasible count and each candidate's predicted cost")
+    p.add_argument("--import", dest="import_kernel", action="store_true",
+                   help="import the file (runs its code; off by default) and check every config with Triton's own "
+                   "front end on this machine (no GPU needed): configs Triton refuses are dropped")
     return p
 
 
@@ -286,6 +289,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             )
         result = synthesize(spec, shapes, dtypes, target, hints=hints or None, fixed=fixed or None, top_k=args.top_k,
                             prune=prune or None)
+        if args.import_kernel:  # opt-in: imports user code (tiletune.runtime.import_oracle)
+            from ..runtime.import_oracle import import_kernel, screen_candidates
+
+            jf = import_kernel(args.file, spec.name)
+            try:
+                result, notes = screen_candidates(jf, spec, result, shapes, dtypes, fixed)
+            except Exception as exc:  # the oracle is an extra check: the static result stands without it
+                notes = [f"--import: Triton's front end could not check the configs ({type(exc).__name__}: {exc})"]
+            err.write("".join(f"note: {n}\n" for n in notes))
+            if not result.candidates:
+                raise InfeasibleError(f"kernel {spec.name!r}: Triton refuses every synthesized config (see the "
+                                      "notes above); fix the kernel or pass other --fixed/--shape values")
     except _UsageError as exc:
         err.write(f"synth-configs: error: {exc}\n")
         return 2
