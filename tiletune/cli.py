@@ -35,7 +35,22 @@ def build_parser() -> argparse.ArgumentParser:
     add_lint_parser(sub)
     add_lsp_parser(sub)
     add_cache_parser(sub)
+    _add_explain(sub)
     return parser
+
+
+def _add_explain(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    p = sub.add_parser("explain", help="why a cached config was chosen: candidates predicted and measured, "
+                       "the winner's margin, what was skipped")
+    p.add_argument("name", help="kernel/function name, cache file stem or path")
+    p.add_argument("--dir", default=None, help="cache directory (default: TILETUNE_CACHE_DIR or the user cache dir)")
+
+    def run(args: argparse.Namespace) -> int:
+        from .runtime.cache_cli import run_explain
+
+        return run_explain(args.name, args.dir, sys.stdout)
+
+    p.set_defaults(func=run)
 
 
 def _version() -> str:
