@@ -229,7 +229,7 @@ def _uri(path: str) -> str:
 
 def to_sarif(diagnostics: Sequence[Diagnostic]) -> dict:
     """A minimal valid SARIF 2.1.0 log: one run, the rules, one result per diagnostic."""
-    from tiletune import __version__
+    from tiletune.version import __version__
 
     rules = all_rules()
     index = {r.code: i for i, r in enumerate(rules)}

@@ -390,6 +390,7 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
                 self.cache[key] = cfg
                 self._fast[key] = (cfg, cfg.all_kwargs())
                 return self._fast[key]
+            _targets.require_device(f"kernel {self.kernel_name!r}")
             problem = self._problem(args, kwargs)
             pg = self.process_group()
 
