@@ -31,9 +31,8 @@ def user_stacklevel() -> int:
 
     import triton
 
-    import tiletune
-
-    ours = tuple(os.path.dirname(m.__file__) + os.sep for m in (tiletune, triton))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tiletune/, not its face's import
+    ours = (package + os.sep, os.path.dirname(triton.__file__) + os.sep)
     frame, level = sys._getframe(1), 1
     while frame is not None and frame.f_code.co_filename.startswith(ours):
         frame, level = frame.f_back, level + 1
