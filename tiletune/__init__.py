@@ -18,7 +18,7 @@ does not import Triton.
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from tiletune.version import __version__
 
 __all__ = ["__version__", "autotune", "Autotuner", "contextual_autotune", "Config", "fits", "config_space_from"]
 

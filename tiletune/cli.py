@@ -35,18 +35,28 @@ def build_parser() -> argparse.ArgumentParser:
     add_lint_parser(sub)
     add_lsp_parser(sub)
     add_cache_parser(sub)
+    _add_explain(sub)
     return parser
 
 
+def _add_explain(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    p = sub.add_parser("explain", help="why a cached config was chosen: candidates predicted and measured, "
+                       "the winner's margin, what was skipped")
+    p.add_argument("name", help="kernel/function name, cache file stem or path")
+    p.add_argument("--dir", default=None, help="cache directory (default: TILETUNE_CACHE_DIR or the user cache dir)")
+
+    def run(args: argparse.Namespace) -> int:
+        from .runtime.cache_cli import run_explain
+
+        return run_explain(args.name, args.dir, sys.stdout)
+
+    p.set_defaults(func=run)
+
+
 def _version() -> str:
-    try:
-        from importlib import metadata
+    from .version import installed_version
 
-        return metadata.version("tiletune")
-    except Exception:  # not installed: the package's own
-        from . import __version__
-
-        return str(__version__)
+    return installed_version()
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -237,13 +247,13 @@ def _format_kernel(k: Any, out: TextIO) -> None:
                 extra.append("feeds dot")
             if a.contiguous_dim is not None:
                 extra.append(f"contiguous dim {a.contiguous_dim}")
-            w(f"    line {a.span.line}: {a.kind} {a.pointer or '?'} {shape} {a.dtype or '?'} {' '.join(extra)}".rstrip() + "\n")
+            w(f"    {a.span.where()}: {a.kind} {a.pointer or '?'} {shape} {a.dtype or '?'} {' '.join(extra)}".rstrip() + "\n")
     if k.dots:
         w("  dots:\n")
         for d in k.dots:
             types = f"{d.a_dtype or '?'} x {d.b_dtype or '?'} -> {d.acc_dtype or '?'}"
             loop = f" in loop trips={d.trips}" if d.in_loop else ""
-            w(f"    line {d.span.line}: m={d.m} n={d.n} k={d.k}  {types}{loop}\n")
+            w(f"    {d.span.where()}: m={d.m} n={d.n} k={d.k}  {types}{loop}\n")
     if k.footprint is not None:
         w("  footprint:\n")
         for name, text in k.footprint.to_dict().items():

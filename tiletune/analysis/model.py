@@ -56,16 +56,26 @@ Shape = Optional[tuple[Expr, ...]]
 
 @dataclass(frozen=True)
 class Span:
-    """A source range.  ``line`` 1-based, ``column`` 0-based."""
+    """A source range.  ``line`` 1-based, ``column`` 0-based; ``file`` is set only for a range in another
+    file than the kernel's (a helper's load, inlined from another module)."""
 
     line: int
     column: int
     end_line: int
     end_column: int
+    file: Optional[str] = None
 
-    def to_dict(self) -> dict[str, int]:
-        """JSON form."""
-        return {"line": self.line, "column": self.column, "end_line": self.end_line, "end_column": self.end_column}
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (``file`` only when set)."""
+        out: dict[str, Any] = {"line": self.line, "column": self.column, "end_line": self.end_line,
+                               "end_column": self.end_column}
+        if self.file is not None:
+            out["file"] = self.file
+        return out
+
+    def where(self) -> str:
+        """``line N``, or ``path:N`` for a range in another file."""
+        return f"{self.file}:{self.line}" if self.file else f"line {self.line}"
 
 
 class Role(str, Enum):

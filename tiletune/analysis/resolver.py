@@ -291,11 +291,28 @@ def _called_names(func: cst.FunctionDef) -> tuple[set[str], set[str]]:
     return calls, names
 
 
+class FilePositions(ChainMap):
+    """Positions of the nodes of several modules, the kernel's first; :meth:`file_of` names a node's file
+    when it lies in another module than the kernel's (a helper's), else None."""
+
+    def __init__(self, maps: list, files: list) -> None:
+        super().__init__(*maps)
+        self.files = list(files)
+
+    def file_of(self, node: Any) -> Optional[str]:
+        """The path of the module ``node`` belongs to, when not the kernel's own; else None."""
+        for positions, path in zip(self.maps[1:], self.files[1:]):
+            if node in positions:
+                return path
+        return None
+
+
 class _Walker:
     def __init__(self, home: ModuleIndex):
         self.home = home
         self.out = Resolution()
         self.chain: list[Mapping] = [home.info.positions]
+        self.chain_files: list[str] = [home.path]
         self.seen: set[tuple[str, str]] = set()
         self.modules: dict[str, ModuleIndex] = {home.path: home}
         self.visiting: set[tuple[str, str]] = set()
@@ -307,6 +324,7 @@ class _Walker:
             except (AnalysisError, OSError):
                 return None
             self.chain.append(self.modules[path].info.positions)
+            self.chain_files.append(path)
         return self.modules[path]
 
     def lookup(self, index: ModuleIndex, name: str, depth: int = 0) -> tuple[Optional[tuple[ModuleIndex, Any]], Optional[str]]:
@@ -451,7 +469,7 @@ def resolve_helpers(home: ModuleIndex, func: cst.FunctionDef) -> Resolution:
     walker = _Walker(home)
     walker.follow(home, func, 0)
     out = walker.out
-    out.positions = ChainMap(*walker.chain) if len(walker.chain) > 1 else home.info.positions
+    out.positions = FilePositions(walker.chain, walker.chain_files) if len(walker.chain) > 1 else home.info.positions
     for path, index in walker.modules.items():  # a helper reads its own module's constants
         if index is not home:
             for name, value in index.constants.items():

@@ -92,6 +92,18 @@ def static_of(v: Val) -> Any:
     return UNKNOWN_STATIC
 
 
+def _shown_path(path: Optional[str]) -> Optional[str]:
+    """``path`` relative to the working directory when under it (as the CLI prints file:line), else as is."""
+    if path is None:
+        return None
+    import os
+
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive
+        return path
+    return path if rel.startswith("..") else rel
+
 class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOps, MathOps, LayoutOps):
     """Abstract interpretation of one kernel body (see the module docstring).
 
@@ -168,7 +180,8 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
         r = self.positions.get(node)
         if r is None:
             return Span(0, 0, 0, 0)
-        return Span(r.start.line, r.start.column, r.end.line, r.end.column)
+        file_of = getattr(self.positions, "file_of", None)  # a helper's node, inlined from another module
+        return Span(r.start.line, r.start.column, r.end.line, r.end.column, _shown_path(file_of(node)) if file_of else None)
 
     def note(self, node: cst.CSTNode, text: str) -> None:
         msg = f"line {self.line(node)}: {text}"

@@ -65,6 +65,11 @@ def configure_lint_parser(p: argparse.ArgumentParser) -> argparse.ArgumentParser
     p.add_argument("--timing", action="store_true", help="print the files linted and the wall time on stderr")
     p.add_argument("--list-rules", action="store_true", help="print the rules and exit")
     p.add_argument(
+        "--no-cache", action="store_true",
+        help="lint every file again, ignoring the per-file result cache (TILETUNE_LINT_CACHE_DIR, else the user "
+        "cache dir; TILETUNE_LINT_CACHE=0 also turns it off)",
+    )
+    p.add_argument(
         "-j", "--jobs", type=int, default=None, metavar="N",
         help="lint in N processes (default: TILETUNE_LINT_JOBS or the CPU count; 1 = in this process)",
     )
@@ -151,12 +156,18 @@ def run_lint(args: argparse.Namespace, stdout: Optional[TextIO] = None, stderr: 
     stream = args.format == "text"
     found: dict[str, list[Diagnostic]] = {}
     with _progress(err, len(files)) as advance:
-        for path, diags in iter_lint_paths(files, jobs=getattr(args, "jobs", None), target=args.target, codes=codes):
+        from .result_cache import cache_enabled
+
+        use_cache = cache_enabled() and not getattr(args, "no_cache", False) and not getattr(args, "fix", False)
+        for path, diags in iter_lint_paths(files, jobs=getattr(args, "jobs", None), cache=use_cache,
+                                           target=args.target, codes=codes):
             found[path] = diags
             if stream and diags:
                 # sys.stdout is looked up at each write: the progress display
                 # redirects it so findings print above the bar.
-                (stdout or sys.stdout).write(format_diagnostics(diags, "text"))
+                out = stdout or sys.stdout
+                out.write(format_diagnostics(diags, "text"))
+                out.flush()  # a pipe or file sees each file's findings as it is done, not at the end
             advance(path)
     diagnostics = [d for f in files for d in found.get(f, [])]
     if not stream:
@@ -229,7 +240,7 @@ def _uri(path: str) -> str:
 
 def to_sarif(diagnostics: Sequence[Diagnostic]) -> dict:
     """A minimal valid SARIF 2.1.0 log: one run, the rules, one result per diagnostic."""
-    from tiletune import __version__
+    from tiletune.version import __version__
 
     rules = all_rules()
     index = {r.code: i for i, r in enumerate(rules)}

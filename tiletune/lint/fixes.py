@@ -16,12 +16,9 @@ from typing import Any, Optional, Sequence
 
 from .diagnostic import Diagnostic
 from .registry import get_rule
+from .rule import FixError  # noqa: F401 - where callers have always found it
 
 __all__ = ["FixError", "apply_fix", "fix_all", "minimal_edit"]
-
-
-class FixError(ValueError):
-    """The fix cannot be made (the code it targets is not where the diagnostic says, or the result would not parse)."""
 
 
 def apply_fix(source: str, diagnostic: Diagnostic) -> str:

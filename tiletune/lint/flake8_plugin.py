@@ -19,8 +19,8 @@ from __future__ import annotations
 import os
 from typing import Any, Iterator, Optional
 
-from tiletune import __version__
 from tiletune.errors import AnalysisError
+from tiletune.version import __version__
 
 from .registry import DEFAULT_TARGET
 

@@ -58,19 +58,35 @@ def _options(kwargs: dict[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
-def iter_lint_paths(paths: Sequence[str], jobs: Optional[int] = None, **kwargs: Any) -> Iterator[tuple[str, list[Diagnostic]]]:
+def iter_lint_paths(paths: Sequence[str], jobs: Optional[int] = None, cache: bool = False,
+                    **kwargs: Any) -> Iterator[tuple[str, list[Diagnostic]]]:
     """Lint every Python file under ``paths`` (options as for
     :func:`~tiletune.lint.registry.lint_source`) in ``jobs`` processes, and
     yield ``(file, diagnostics)`` for each file (clean files too) in file
-    order, each as soon as it and the files before it are done."""
+    order, each as soon as it and the files before it are done.
+
+    ``cache=True`` reads unchanged files' results back from the per-file
+    result cache (:mod:`.result_cache`) and stores the others' there."""
     kwargs = _options(kwargs)
     files = list(iter_python_files(paths))
-    jobs = default_jobs(jobs, len(files))
-    if jobs <= 1:
-        for f in files:
-            yield _lint_one((f, kwargs))
-        return
-    yield from _lint_parallel(files, jobs, kwargs)
+    store = None
+    if cache:
+        from .result_cache import LintCache
+
+        store = LintCache({k: v for k, v in kwargs.items() if k != "project"})
+    keys = {f: store.key(f) for f in files} if store is not None else {}
+    hits = {f: d for f in files for d in [store.get(keys[f], f) if store is not None else None] if d is not None}
+    todo = [f for f in files if f not in hits]
+    jobs = default_jobs(jobs, len(todo))
+    fresh = (_lint_one((f, kwargs)) for f in todo) if jobs <= 1 else _lint_parallel(todo, jobs, kwargs)
+    for f in files:
+        if f in hits:
+            yield f, hits[f]
+            continue
+        path, diags = next(fresh)
+        if store is not None and not any(d.code == ANALYSIS_FAILED for d in diags):
+            store.put(keys[path], diags)
+        yield path, diags
 
 
 def lint_paths(paths: Sequence[str], jobs: Optional[int] = None, **kwargs: Any) -> list[Diagnostic]:

@@ -35,7 +35,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
-from tiletune import __version__
+from tiletune.version import __version__
 
 from .diagnostic import Diagnostic
 from .fixes import FixError, apply_fix, minimal_edit

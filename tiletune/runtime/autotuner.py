@@ -422,6 +422,7 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
                 self.cache[key] = cfg
                 self._fast[key] = (cfg, cfg.all_kwargs())
                 return self._fast[key]
+            _targets.require_device(f"kernel {self.kernel_name!r}")
             problem = self._problem(args, kwargs)
             pg = self.process_group()
 
@@ -495,9 +496,10 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
         self._fast[key] = (config, config.all_kwargs())
 
     def _source_hash(self) -> str:
-        from .cache import source_hash
+        """The hash that names this kernel's cache file and its tuning log (the same one for both)."""
+        from .cache import code_identity, source_hash
 
-        return source_hash(self.source)
+        return source_hash(code_identity(self.source, getattr(self.spec(), "helpers", None)))
 
     def _space(self, launch_const: Mapping[str, Any]) -> dict:
         """What besides the key decides the winner (part of the disk key)."""

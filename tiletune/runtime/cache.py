@@ -127,10 +127,10 @@ def _dist_version(*names: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _base_fingerprint() -> Tuple[Tuple[str, str], ...]:
-    import tiletune
+    from tiletune.version import __version__
 
     fp = {
-        "tiletune": getattr(tiletune, "__version__", "unknown"),
+        "tiletune": __version__,
         "triton": _dist_version("triton", "triton-ascend", "pytorch-triton"),
         "torch": _dist_version("torch"),
         "python": f"{sys.version_info.major}.{sys.version_info.minor}",

@@ -25,6 +25,7 @@ __all__ = [
     "find_cache_files",
     "format_config",
     "CacheNameError",
+    "run_explain",
     "main",
 ]
 
@@ -211,6 +212,8 @@ def _cmd_show(args: argparse.Namespace, out: TextIO) -> int:
     except CacheNameError as exc:
         print(f"tiletune cache show: {exc}", file=sys.stderr)
         return 2
+    if getattr(args, "why", False):
+        return run_explain(args.name, args.dir, out)
     if not infos:
         print(f"tiletune cache: no cache file named {args.name!r} in {args.dir} (see `tiletune cache list`)", file=sys.stderr)
         return 1
@@ -295,9 +298,24 @@ def add_cache_subcommands(parser: argparse.ArgumentParser) -> None:
     show = sub.add_parser("show", parents=[common], help="the cached winners of one kernel or function")
     show.add_argument("name", help="kernel/function name, file stem or path")
     show.add_argument("--json", action="store_true", help="print JSON instead of text")
+    show.add_argument("--why", action="store_true",
+                      help="why each cached config was chosen (same as `tiletune explain NAME`)")
     clear = sub.add_parser("clear", parents=[common], help="remove cache files (all of them when no NAME)")
     clear.add_argument("name", nargs="?", default=None, help="kernel/function name, file stem or path")
     clear.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+
+
+def run_explain(name: str, directory: Optional[Path], out: TextIO) -> int:
+    """Print why each cached config of ``name`` was chosen (``tiletune explain``); return the exit status."""
+    from tiletune.runtime.explain import explain_cached
+
+    root = Path(directory).expanduser() if directory is not None else cache_dir()
+    try:
+        out.write(explain_cached(name, root))
+    except FileNotFoundError as exc:
+        print(f"tiletune explain: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def add_cache_parser(subparsers: Any) -> argparse.ArgumentParser:

@@ -24,7 +24,7 @@ from tiletune.errors import TiletuneWarning, TuningError
 from . import bench as _bench
 from tiletune.analysis.tunability import fixed_values, tunability
 
-from .notices import user_stacklevel, warn_untuned
+from .notices import user_stacklevel, warn_missing_key, warn_untuned
 from .binding import synthesis_shapes
 from .parallel_compile import describe_error
 from .report import TuningReport, config_str
@@ -189,6 +189,7 @@ class CandidatesStage:
         missing_key = [s for s in shapes if s not in self.keys]
         if missing_key and "missing_key" not in self._noted_fixed:
             self._noted_fixed.add("missing_key")
+            warn_missing_key(self.kernel_name, missing_key, self.keys, self._noted_fixed)
             report.note(f"synthesis depends on {', '.join(missing_key)}, which is not in key=; a change of it "
                         "will reuse the tuning of the first value")
         target = self.resolved_target()
@@ -215,6 +216,7 @@ class CandidatesStage:
             sig = repr(sorted(cfg.kwargs.items())) if interp else str(cfg)
             if sig not in seen:
                 seen.add(sig)
+                report.predicted(cfg, float(cand.cost), len(configs))
                 configs.append(cfg)
                 costs[config_str(cfg)] = float(cand.cost)
         if not configs:

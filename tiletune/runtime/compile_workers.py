@@ -179,7 +179,7 @@ def _compile_in_child(session: int, token: int, signature: Dict[str, Any], const
     """In a forked child: compile one spec.  ``(user CPU seconds, kernel hash or None, error or None, start,
     end)``, the last two on ``time.perf_counter`` (CLOCK_MONOTONIC: one clock for the parent and its children
     on Linux)."""
-    from .parallel_compile import describe_error
+    from .compile_facts import describe_error
 
     start, t0 = time.perf_counter(), _user_cpu_s()
     digest, error = None, None
@@ -258,7 +258,7 @@ def _frozen_in_child() -> int:
 def children_for(n_jobs: int) -> int:
     """Child processes for ``n_jobs`` compiles: one a job, at most the cores but one (the launching thread
     keeps a core, so a child compile never delays the launches timed meanwhile)."""
-    from .parallel_compile import max_workers
+    from .compile_facts import max_workers
 
     return max(1, min(n_jobs, max_workers(n_jobs + 1) - 1))
 

@@ -1,10 +1,11 @@
 """Warnings ``configs=[]`` gives by default (not only with ``verbose=True``).
 
-Two situations make a tuning silently do less than the author expects:
+Three situations make a tuning silently do less than the author expects:
 a tiling parameter passed at the launch (``kernel[grid](..., BLOCK=128)``)
-is left out of the search, and a kernel whose every tiling parameter is
-fixed (or that has none) has nothing to tune at all.  Both are said once per
-kernel and parameter with :class:`~tiletune.errors.TiletuneWarning`; silence
+is left out of the search, a kernel whose every tiling parameter is
+fixed (or that has none) has nothing to tune at all, and a size the synthesis
+depends on is missing from ``key=`` (the first tuning is then reused for every
+value of it).  Each is said once per kernel and parameter with :class:`~tiletune.errors.TiletuneWarning`; silence
 them with ``warnings.filterwarnings("ignore", category=TiletuneWarning)``.
 """
 
@@ -15,7 +16,7 @@ from typing import Any, Mapping, MutableSet, Optional, Sequence
 
 from tiletune.errors import TiletuneWarning
 
-__all__ = ["warn_untuned", "user_stacklevel"]
+__all__ = ["warn_untuned", "warn_missing_key", "user_stacklevel"]
 
 
 def user_stacklevel() -> int:
@@ -30,9 +31,8 @@ def user_stacklevel() -> int:
 
     import triton
 
-    import tiletune
-
-    ours = tuple(os.path.dirname(m.__file__) + os.sep for m in (tiletune, triton))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tiletune/, not its face's import
+    ours = (package + os.sep, os.path.dirname(triton.__file__) + os.sep)
     frame, level = sys._getframe(1), 1
     while frame is not None and frame.f_code.co_filename.startswith(ours):
         frame, level = frame.f_back, level + 1
@@ -81,6 +81,27 @@ def warn_untuned(kernel_name: str, verdict: Any, hints: Optional[Mapping[str, Se
         f"tiletune: kernel {kernel_name!r}: configs=[] has nothing to tune: {why}; only launch options "
         "(num_warps, num_stages) are searched. Leave a tiling parameter to the search, give hints=, or drop "
         "the autotune decorator",
+        TiletuneWarning,
+        stacklevel=user_stacklevel(),
+    )
+
+
+def warn_missing_key(kernel_name: str, missing: Sequence[str], keys: Sequence[str], said: MutableSet[str]) -> None:
+    """Warn once per kernel that sizes the synthesis depends on are not in ``key=``.
+
+    Without them in the key, the config tuned for the first value is reused
+    for every later value (a 64-row tiling for a 65536-row launch).
+    """
+    if not missing or "warned-missing-key" in said:
+        return
+    said.add("warned-missing-key")
+    names = ", ".join(missing)
+    suggested = ", ".join(repr(n) for n in [*keys, *missing])
+    warnings.warn(
+        f"tiletune: kernel {kernel_name!r}: configs=[] sizes tiles from {names}, which "
+        f"{'is' if len(missing) == 1 else 'are'} not in key=; the config tuned for the first value is reused for "
+        f"every other value. Add {'it' if len(missing) == 1 else 'them'} to the key (key=[{suggested}]) to tune "
+        "each size",
         TiletuneWarning,
         stacklevel=user_stacklevel(),
     )

@@ -24,13 +24,13 @@ compile and :func:`compile_all` returns at once.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Tuple
 
 from .bench import interpreting
+from .compile_facts import describe_error, max_workers  # noqa: F401 - part of this module's API
 from .compile_workers import CompileSession, ProcessCompiles, capture_specs, children_for, processes_enabled
 from .env import env_off
 from .quiet import quiet_threads
@@ -41,31 +41,6 @@ __all__ = ["parallel_enabled", "max_workers", "compile_all", "compiling", "Compi
 def parallel_enabled() -> bool:
     """False when ``TRITON_AUTOTUNE_PARALLEL_COMPILE`` or ``TILETUNE_PARALLEL_COMPILE`` is 0/false."""
     return not env_off("TILETUNE_PARALLEL_COMPILE", "TRITON_AUTOTUNE_PARALLEL_COMPILE")
-
-
-def max_workers(n_jobs: int) -> int:
-    """Threads for ``n_jobs`` compiles: the machine's cores (``TILETUNE_COMPILE_THREADS`` overrides), at most 64."""
-    env = os.environ.get("TILETUNE_COMPILE_THREADS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        cores = int(env)
-    else:
-        try:
-            cores = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            cores = os.cpu_count() or 1
-    return max(1, min(n_jobs, cores, 64))
-
-
-def describe_error(exc: BaseException) -> str:
-    """One line naming an exception: ``OutOfResources: out of resource: shared memory ...``."""
-    text = str(exc).strip().splitlines()
-    first = text[0] if text else ""
-    # Triton's compile errors put the useful line last
-    if len(text) > 1 and "error" in text[-1].lower():
-        first = f"{first} ... {text[-1].strip()}"
-    if len(first) > 400:
-        first = first[:400] + "..."
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 def compile_all(

@@ -161,6 +161,12 @@ class TuningReport:
         label = "re-timed" if stage != "ms" else "time"
         self.say(f"{label} {ms:.4f} ms  [{config_str(config)}]")
 
+    def predicted(self, config: Any, cost: float, rank: int) -> None:
+        """The cost model's figure for a candidate and its rank (0 = the model's pick), before measuring."""
+        rec = self._record(config)
+        rec["predicted"] = cost
+        rec["rank"] = rank
+
     def dropped(self, config: Any, reason: str) -> None:
         """A candidate left out, and why."""
         rec = self._record(config)

@@ -15,7 +15,37 @@ from typing import Any
 
 from . import bench as _bench
 
-__all__ = ["given_target", "resolve_target", "target_name"]
+__all__ = ["given_target", "resolve_target", "target_name", "require_device", "NO_DEVICE_FIX"]
+
+
+#: What to do when no device can run a kernel: said by every error about it.
+NO_DEVICE_FIX = (
+    "no GPU or NPU is active in this process, so Triton cannot run the kernel. To run and tune it on the CPU, "
+    "set TRITON_INTERPRET=1 before triton is imported (e.g. `TRITON_INTERPRET=1 python script.py`; kernels then "
+    "take torch CPU tensors); on a GPU machine, check that torch.cuda.is_available() is True. "
+    "For configs to paste without a device, use `synth-configs kernel.py --target h100`"
+)
+
+
+def _driver_active() -> bool:
+    """True when Triton has an active driver (a GPU or NPU backend that found its device)."""
+    try:
+        from triton.runtime.driver import driver
+
+        driver.active  # noqa: B018 - creating it raises "0 active drivers" on a machine without one
+        return True
+    except Exception:
+        return False
+
+
+def require_device(what: str) -> None:
+    """Raise :class:`~tiletune.errors.TuningError` for ``what`` (``kernel 'k'``) when no device can run it:
+    not under the interpreter and no Triton driver active.  The message names ``TRITON_INTERPRET=1``."""
+    if _bench.interpreting() or _driver_active():
+        return
+    from tiletune.errors import TuningError
+
+    raise TuningError(f"{what}: {NO_DEVICE_FIX}")
 
 
 def given_target(target: Any = None) -> Any:
@@ -32,6 +62,10 @@ def resolve_target(target: Any = None) -> Any:
     from tiletune.synthesis import detect, get_target
 
     given = given_target(target)
+    if given is None and not _bench.interpreting() and not _driver_active():
+        from tiletune.errors import TuningError
+
+        raise TuningError(f"cannot detect the target: {NO_DEVICE_FIX}")
     return detect() if given is None else get_target(given)
 
 

@@ -32,6 +32,12 @@ from .targets import TARGETS
 __all__ = ["main", "build_parser", "format_python", "format_json", "default_dtypes"]
 
 
+def _version() -> str:
+    from ..version import installed_version
+
+    return installed_version()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``synth-configs``."""
     p = argparse.ArgumentParser(
@@ -39,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Synthesize ranked triton.Config candidates for a Triton kernel from its source "
         "(no device needed): the tilings that fit the target chip, best predicted first.",
     )
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     p.add_argument("file", help="Python file with the @triton.jit kernel")
     p.add_argument("--kernel", help="kernel name (default: the only tunable kernel in the file)")
     p.add_argument(
@@ -81,6 +88,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 class _UsageError(Exception):
     pass
+
+
+def _cli_target(name: Optional[str], get_target, detect) -> tuple:
+    """``(Target or None, problem or None)`` for ``--target NAME`` (else ``TILETUNE_TARGET``, else the local
+    device), in the command line's words."""
+    known = ", ".join(TARGETS)
+    if name:
+        try:
+            return get_target(name), None
+        except SynthesisError:
+            return None, (f"--target {name}: unknown target; use one of {known}, or a JSON override such as "
+                          "--target '{\"base\": \"h100\", \"shared_bytes\": 101376}'")
+    try:
+        return detect(), None
+    except SynthesisError as exc:
+        if "TILETUNE_TARGET" in str(exc) and "found" in str(exc):
+            return None, f"no GPU or NPU here to read the target from: pass --target NAME ({known}) or set TILETUNE_TARGET"
+        return None, f"TILETUNE_TARGET: {exc}"
 
 
 def _pairs(items: Sequence[str], what: str) -> list[tuple[str, str]]:
@@ -243,33 +268,46 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for n, v in _pairs(args.dtype, "dtype"):
             given[n] = normalize_dtype(v)
         from ..cli_checks import synth_argument_problems
+        from .space import required_shapes
 
-        ascend = bool(args.target) and get_target(args.target).is_ascend  # any tl.arange extent there
+        target, target_problem = _cli_target(args.target, get_target, detect)
+        ascend = target is not None and target.is_ascend  # any tl.arange extent there
         problems = synth_argument_problems(spec, shapes, given, fixed, hints, pow2_required=not ascend)
-        if problems:
-            raise _UsageError("\n  ".join(problems))
         defaults = default_dtypes(spec)
         assumed = {p: d for p, d in defaults.items() if p not in given}
         dtypes = {**assumed, **given}
-        if assumed:
-            err.write(
-                "note: assumed dtypes " + ", ".join(f"{p}={d}" for p, d in assumed.items())
-                + " (fp16 for tl.dot inputs, else fp32; pass --dtype PTR=DTYPE to change)\n"
-            )
         tiling = {p.name for p in spec.tiling_params}
         as_fixed = [n for n in shapes if n in tiling and n not in fixed]
         for n in as_fixed:  # a shape-defining constexpr given as a size (HEAD_DIM=64) is fixed, not searched
             fixed[n] = shapes[n]
-        if as_fixed:
-            err.write(f"note: {', '.join(as_fixed)} given with --shape: fixed, not searched (as --fixed)\n")
-        target = get_target(args.target) if args.target else detect()
+        # every missing input at once: the sizes, the target, the values of parameters that are not tuned
+        required = required_shapes(spec)
+        needed = [n for n in required if n not in shapes and n not in fixed and n not in hints]
+        if needed:
+            tiled = [p.name for p in spec.tiling_params if p.bound in needed]
+            why = f" (the tile sizes {', '.join(tiled)} are bounded by them)" if tiled else ""
+            problems.append(f"kernel {spec.name!r} needs the runtime sizes {', '.join(needed)}{why}; the tiling "
+                            f"depends on {', '.join(required)}: pass "
+                            + " ".join(f"--shape {n}={shapes.get(n, fixed.get(n, '<int>'))}" for n in required))
+        if target_problem:
+            problems.append(target_problem)
         verdict = tunability(spec)
         values, missing = fixed_values(spec, verdict, {**shapes, **fixed})
         if missing:
-            raise _UsageError(
+            problems.append(
                 f"kernel {spec.name!r}: " + "; ".join(f"{n} is not tuned ({why})" for n, why in missing.items())
                 + ". Its value enters the model: pass it with " + " ".join(f"--fixed {n}=<value>" for n in missing)
             )
+        if problems:
+            raise _UsageError(("\n  " if len(problems) > 1 else "").join(
+                [f"{len(problems)} problems:"] * (len(problems) > 1) + problems))
+        if assumed and args.format != "json":  # the JSON output carries them as "assumed_dtypes"
+            err.write(
+                "note: assumed dtypes " + ", ".join(f"{p}={d}" for p, d in assumed.items())
+                + " (fp16 for tl.dot inputs, else fp32; pass --dtype PTR=DTYPE to change)\n"
+            )
+        if as_fixed:
+            err.write(f"note: {', '.join(as_fixed)} given with --shape: fixed, not searched (as --fixed)\n")
         fixed.update(values)
         carries = {n: why for n, why in spec.meaning.items() if verdict.is_tuned(n) and n not in fixed and n not in hints}
         if carries:

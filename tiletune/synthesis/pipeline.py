@@ -188,8 +188,11 @@ def synthesize(
             + "; they were relaxed (expect register spills or idle threads)"
         )
     summary.append(f"feasible points: {table.n}" + (f" ({table.pruned} more removed by prune predicates)" if table.pruned else ""))
+    if table.removed:
+        summary.append("ruled out while enumerating, by the first constraint each breaks "
+                       "(a count of tile-size prefixes, each standing for every point that extends it):")
     for name, count in table.removed.items():
-        summary.append(f"  [{name}] removed {count} partial points")
+        summary.append(f"  [{name}] {count}")
     return SynthesisResult(
         kernel=spec.name,
         target=t.name,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..registry import ANALYSIS_FAILED, Invalid, Rule
+from ..rule import ANALYSIS_FAILED, Invalid, Rule
 
 __all__ = ["AnalysisFailed"]
 

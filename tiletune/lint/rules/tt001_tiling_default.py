@@ -6,7 +6,7 @@ import os
 from typing import Iterator, Optional
 
 from ..diagnostic import Diagnostic
-from ..registry import Invalid, LintContext, Rule
+from ..rule import Invalid, LintContext, Rule
 from ._kernel import autotuner_supplies, is_autotuned, is_jitted, passes, shape_like, tiletune_searches
 
 __all__ = ["TilingDefault"]

@@ -10,7 +10,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..diagnostic import Diagnostic
-from ..registry import Invalid, LintContext, Rule
+from ..rule import Invalid, LintContext, Rule
 from ._kernel import autotuner_supplies, literal_configs, param_by_name, shape_like
 from ._cst import launch_kernel_name, remove_arg, start_of
 
@@ -232,7 +232,7 @@ class FixedAtLaunch(Rule):
                     )
 
     def fix(self, wrapper: MetadataWrapper, d: Diagnostic) -> cst.Module:
-        from ..fixes import FixError
+        from ..rule import FixError
 
         param = d.fix_data.get("param", d.param)
         line = d.fix_data.get("line", d.line)

@@ -8,7 +8,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from ..diagnostic import Diagnostic
-from ..registry import Invalid, LintContext, Rule
+from ..rule import Invalid, LintContext, Rule
 from ._cst import ReplaceNode, launch_kernel_name
 from ._kernel import autotuner_supplies, fmt_names, passes, tunability_of, tiletune_searches
 
@@ -366,7 +366,7 @@ def _fix_def(func: cst.FunctionDef, names: Sequence[str]) -> cst.FunctionDef:
     ps = func.params
     first = (list(ps.posonly_params) + list(ps.params))[:1]
     if not first:
-        from ..fixes import FixError
+        from ..rule import FixError
 
         raise FixError(f"grid function {func.name.value!r} takes no meta argument")
     meta = first[0].name.value
@@ -445,7 +445,7 @@ def _grid_assignment(scope: cst.CSTNode, name: str, before_line: int, positions)
 
 def fix_grid(wrapper: MetadataWrapper, d: Diagnostic) -> cst.Module:
     """The TT003 fix: the launch's grid as a lambda over meta."""
-    from ..fixes import FixError
+    from ..rule import FixError
 
     names = list(d.fix_data.get("names") or ([d.param] if d.param else []))
     if not names:

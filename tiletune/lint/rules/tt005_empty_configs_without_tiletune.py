@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..diagnostic import Diagnostic
-from ..registry import Invalid, LintContext, Rule
+from ..rule import Invalid, LintContext, Rule
 from ._kernel import fmt_names, param_by_name
 
 __all__ = ["EmptyConfigsWithoutTiletune", "STOCK_AUTOTUNE_ARGS"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Optional
 
 from ..diagnostic import Diagnostic
-from ..registry import Invalid, LintContext, Rule
+from ..rule import Invalid, LintContext, Rule
 
 
 __all__ = ["ConfigDoesNotFit"]

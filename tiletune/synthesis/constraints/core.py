@@ -8,7 +8,7 @@ one pointer with different tile shapes get ``align:x_ptr`` and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -17,6 +17,21 @@ from ..space import Space
 from .preds import Pred, TermLike, evaluate, pred_symbols, pred_to_z3
 
 __all__ = ["Constraint", "AccessTerm", "DotTerm", "Model"]
+
+
+#: A constraint's text longer than this shows its footprint expression as f(variables).
+READABLE_TEXT_CHARS = 160
+
+
+def _readable(text: str, need: Any, names: Sequence[str]) -> str:
+    """``text`` with a long footprint expression (``need``) replaced by ``f(the variables it reads)``."""
+    expr = str(need) if need is not None else ""
+    if len(text) <= READABLE_TEXT_CHARS or len(expr) < 40 or expr not in text:
+        return text
+    import re
+
+    used = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", expr))
+    return text.replace(expr, "f(" + ", ".join(n for n in names if n in used) + ")")
 
 
 @dataclass
@@ -180,10 +195,17 @@ class Model:
             lines.append("fixed: " + ", ".join(f"{k}={v}" for k, v in sp.fixed.items()))
         lines.append(f"programs: {self.programs} ({self.programs_source})")
         lines.append("constraints:")
+        names = [v.name for v in sp.vars]
+        shortened = False
         for c in self.constraints:
             if c.kind in ("lo", "hi", "pow2", "domain"):
                 continue
-            lines.append(f"  [{c.name}] {c.text}")
+            text = _readable(c.text, c.need, names)
+            shortened = shortened or text != c.text
+            lines.append(f"  [{c.name}] {text}")
+        if shortened:
+            lines.append("  (f(...): a footprint expression too long to read here; `tiletune analyze FILE` prints "
+                         "the kernel's footprint expressions)")
         for n in sp.notes + self.notes:
             lines.append(f"note: {n}")
         return lines
