@@ -46,6 +46,7 @@ from typing import Any, Callable, Dict, Hashable, List, Optional, Tuple
 
 import triton.language as tl
 
+from . import timeline as _timeline
 from .env import env_off
 from .launcher_prebuild import build_launcher, prepare_launcher_build
 
@@ -342,10 +343,12 @@ class CompileSession:
         launcher, self.launcher = self.launcher, None
         if launcher is None:
             return
+        t0 = time.perf_counter()
         try:
             launcher.result(timeout=LAUNCHER_WAIT_S)
         except Exception:  # failed, died or slow: the launch builds it
             pass
+        _timeline.add("launcher", "await the child's launcher build", t0, time.perf_counter())
 
     def _least_loaded(self) -> int:
         """The pool for the next compile: the most idle children, else the shortest queue per child."""

@@ -28,6 +28,7 @@ from tiletune.errors import TiletuneError, TiletuneWarning, TuningError
 
 from . import bench as _bench
 from . import distributed as _dd
+from . import timeline as _timeline
 from .decision import protect_side_effects
 from .compile_workers import CompileSession
 from .parallel_compile import compiling, describe_error, parallel_enabled
@@ -270,6 +271,10 @@ class _Trial:
             # alone, each candidate is verified just before it is timed: timing overlaps the later compiles
             result = self._bench(alive, queue, first, verify=verify and not (full and self.active))
         # every compile of the batch has finished (the pool is shut down)
+        if _timeline.recording() and queue.children is not None:
+            for fut, res in queue.children._finished().items():
+                _timeline.add("compile", "child", res[3], res[4])
+        _timeline.add("batch", f"{'first' if first else 'descent'} batch of {len(batch)}", t0, time.perf_counter())
         children_wall = queue.children.wall_s() if queue.children is not None else None
         if self.compile_s is None:
             self.compile_s = queue.compile_seconds()
@@ -371,13 +376,15 @@ class _Trial:
             if stopped:
                 raise TuningError("not run: tuning stopped after an error")
             i = alive[j]
-            reason = queue.wait(i)
+            with _timeline.span("compile_wait", config_str(self.configs[i])):
+                reason = queue.wait(i)
             if reason is not None:
                 report.advance()
                 raise _CompileFailed(reason)
             if verify:
                 try:
-                    kept = self._verify_one(i, queue)
+                    with _timeline.span("check", config_str(self.configs[i])):
+                        kept = self._verify_one(i, queue)
                 except MeaningError as exc:  # the tune stops: which side is right is not guessed
                     stopped.append(exc)
                     report.advance()
@@ -389,7 +396,8 @@ class _Trial:
             mark = queue.mark()
             t0 = _bench.clock()
             try:
-                ms = self.bench(self.calls[i])
+                with _timeline.span("timing", config_str(self.configs[i])):
+                    ms = self.bench(self.calls[i])
                 self.bench_s.append(_bench.clock() - t0)
                 if queue.contended_since(mark):
                     self.contended.add(i)
@@ -551,6 +559,8 @@ class MeasureStage:
         report = problem.report
         configs, bench = self._agreed_candidates(kwargs, problem, pg)
         t_candidates = _bench.clock()
+        _timeline.add("setup", "binding, analysis, cache lookup", t_start, t_begin)
+        _timeline.add("synthesis", f"{len(configs)} candidate(s)", t_begin, t_candidates)
         policy = resolve_search(self.search, self.search_breadth)
         trial = _Trial(self, args, kwargs, problem, pg, self._screen_fn(bench))
         trial.session = session
@@ -588,8 +598,9 @@ class MeasureStage:
         order = sorted(timings, key=lambda i: (timings[i], i))
         if self._do_bench is None and len(order) > 1:
             top = retime_set(order, timings)
-            retimed = _bench.retime_interleaved({i: trial.calls[i] for i in top}, trial.bench,
-                                                {i: timings[i] for i in top}, rounds=_retime_rounds())
+            with _timeline.span("retime", f"{len(top)} candidate(s)"):
+                retimed = _bench.retime_interleaved({i: trial.calls[i] for i in top}, trial.bench,
+                                                    {i: timings[i] for i in top}, rounds=_retime_rounds())
             agreed = _dd.combine_timings([retimed[i] for i in top], pg)
             for i, t in zip(top, agreed):
                 report.candidate(trial.configs[i], retimed[i], stage="retimed_ms")
@@ -626,6 +637,7 @@ class MeasureStage:
                     f"first, {facts.get('descent_measured', 0)} more by the descent "
                     f"({facts.get('descent_stopped', 'no descent')})")
         self.search_facts = facts
+        _timeline.add("search", f"{len(configs)} candidate(s) in the pool", t_start, t_start + self.bench_time)
         extra: Dict[str, Any] = {"search_facts": facts}
         if trial.active:
             world_size, rank = trial.world
