@@ -408,6 +408,20 @@ class CompileSession:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    def abandon(self) -> None:
+        """Stop every child at once, compiling or not (the search's deadline came: nothing they compile is
+        awaited); later batches of the session compile on the threads."""
+        children = [p for pool in self.pools for p in (getattr(pool, "_processes", None) or {}).values()]
+        for pool in self.pools:
+            pool.shutdown(wait=False, cancel_futures=True)
+        for proc in children:
+            if proc.is_alive():
+                proc.terminate()
+        self.broken = True
+        _KERNELS.pop(self.id, None)
+        self.pools, self._in_flight, self._sizes, self.dispatched = [], [], [], []
+        self.launcher = None
+
     def close(self) -> None:
         """Stop the children (a child still compiling, or hung, is terminated)."""
         if not self.pools:

@@ -17,9 +17,11 @@ picked.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 import warnings
+from concurrent.futures import TimeoutError as FuturesTimeout
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import triton
@@ -91,7 +93,7 @@ class _NoCompiles:
 
     futures: Dict[int, Any] = {}
 
-    def wait(self, k: int) -> Optional[str]:
+    def wait(self, k: int, timeout: Optional[float] = None) -> Optional[str]:
         return None
 
     def mark(self) -> Tuple[int, int, bool, int]:
@@ -107,6 +109,10 @@ class _CompileFailed(Exception):
 
 class _Dropped(Exception):
     """A candidate already dropped, with its reason, before it was timed (verification)."""
+
+
+class _OverBudget(Exception):
+    """A candidate not timed because the search's deadline came first (abandoned, not failed)."""
 
 
 class _Trial:
@@ -133,10 +139,23 @@ class _Trial:
         self.compile_s: Optional[float] = None  # one compile's seconds, measured (the time budget's price)
         self.setup_s = 0.0  # the first batch's once-per-process set-up seconds (added to the time budget)
         self.compile_latency_s: Optional[float] = None  # the first batch's typical compile wave, wall seconds
+        # the search's deadline on the measuring clock (None: none); past it, once something was timed, the
+        # rest of a batch is abandoned: not timed, its compiles not awaited (:meth:`left_s`)
+        self.deadline: Optional[float] = None
+        self.abandoned: List[int] = []
         self.bench_s: List[float] = []  # seconds per benchmark call, on the measuring clock
         self.compiled: Dict[str, Any] = {"children": 0, "threads": 0}  # where compiles ran, stage seconds
         self.session: Any = None  # the search's CompileSession (children kept between batches)
         self.batches: List[Dict[str, Any]] = []  # per batch: its size, wall seconds, its slowest child compile
+
+    def left_s(self) -> Optional[float]:
+        """Seconds left before :attr:`deadline`, the re-timing that follows kept back; None when there is
+        no deadline, nothing was timed yet (a first tune returns a measured config), or under a process
+        group (every rank must measure the same candidates)."""
+        if self.deadline is None or self.active or not (self.bench_s or self.timings):
+            return None
+        reserve = self.retime_cost_s(RETIME_MAX, _retime_rounds())
+        return self.deadline - _bench.clock() - reserve
 
     def add(self, config: Config) -> int:
         """The index of ``config`` (added when new)."""
@@ -269,7 +288,11 @@ class _Trial:
                     raise t._all_failed(self.configs, self.failures)
                 return {i: None for i in batch}
             # alone, each candidate is verified just before it is timed: timing overlaps the later compiles
+            abandoned_before = len(self.abandoned)
             result = self._bench(alive, queue, first, verify=verify and not (full and self.active))
+            over = len(self.abandoned) > abandoned_before
+            if over:  # the deadline came: the batch's compiles still running are abandoned, not awaited
+                queue.abandon()
         # every compile of the batch has finished (the pool is shut down)
         if _timeline.recording() and queue.children is not None:
             for fut, res in queue.children._finished().items():
@@ -295,7 +318,7 @@ class _Trial:
             overlapped = len(alive) > 1 and not _bench.interpreting() and parallel_enabled()
         else:
             overlapped = len(alive) > 1 and bool(queue.futures)
-        if overlapped:
+        if overlapped and not over:
             result = self._rescreen(result)
         seconds = time.perf_counter() - t0
         self._note_batch(len(batch), seconds, queue)
@@ -376,8 +399,14 @@ class _Trial:
             if stopped:
                 raise TuningError("not run: tuning stopped after an error")
             i = alive[j]
-            with _timeline.span("compile_wait", config_str(self.configs[i])):
-                reason = queue.wait(i)
+            left = self.left_s()
+            if left is not None and left <= 0:
+                raise _OverBudget()
+            try:
+                with _timeline.span("compile_wait", config_str(self.configs[i])):
+                    reason = queue.wait(i, timeout=left)
+            except FuturesTimeout:  # the deadline came while it compiled: abandoned, not awaited
+                raise _OverBudget() from None
             if reason is not None:
                 report.advance()
                 raise _CompileFailed(reason)
@@ -412,6 +441,9 @@ class _Trial:
         def on_error(j: int, exc: BaseException) -> None:
             if isinstance(exc, _Dropped):
                 return
+            if isinstance(exc, _OverBudget):
+                self.abandoned.append(alive[j])
+                return
             if isinstance(exc, _CompileFailed):
                 self.drop(alive[j], f"compile failed: {exc}")
             else:
@@ -438,9 +470,12 @@ class _Trial:
             return {i: None for i in alive}
         assert agreement is not None
         out: Dict[int, Optional[float]] = {}
+        abandoned = set(self.abandoned)
         for j, ms in enumerate(agreement.times):
             i = alive[j]
-            if ms is None:
+            if ms is None and i in abandoned:
+                pass
+            elif ms is None:
                 self.drop(i, "failed on another rank of the process group")
             else:
                 self.timings[i] = ms
@@ -567,6 +602,8 @@ class MeasureStage:
         for c in configs:
             trial.add(c)
         synthesized = self.synthesize_configs and getattr(self, "_synthesis", None) is not None
+        if synthesized and policy.descent and math.isfinite(policy.max_seconds):  # a hand list: measured whole
+            trial.deadline = t_start + policy.max_seconds  # the descent narrows it to the time budget
         if synthesized and self.top_k is None:
             costs = [self._synthesis.costs.get(config_str(c)) for c in configs]
             n_first = first_batch_size(costs, policy)
@@ -633,6 +670,9 @@ class MeasureStage:
         facts["batches"] = list(trial.batches)  # the first batch, then the descent's rounds
         facts["bench_call_s"] = trial.retime_cost_s(1, 1)  # median seconds of one screening measurement
         facts["contended"] = len(trial.contended)  # timed while compile work ran in this process
+        facts["abandoned"] = len(trial.abandoned)  # not timed: the deadline came first (compiles not awaited)
+        if trial.deadline is not None:
+            facts["deadline_s"] = trial.deadline - t_start
         report.note(f"search {policy.name}: {facts['first_batch']} of {len(configs)} ranked candidate(s) measured "
                     f"first, {facts.get('descent_measured', 0)} more by the descent "
                     f"({facts.get('descent_stopped', 'no descent')})")
@@ -690,6 +730,7 @@ class MeasureStage:
 
         seconds = time_budget(policy, trial.compile_s, trial.setup_s)
         reserve = trial.retime_cost_s(RETIME_MAX, _retime_rounds())
+        trial.deadline = t_start + seconds  # a round the estimate let start stops here (Trial.left_s)
         descent = Descent(measure, feasible, policy, ctx.tiling, self.hints, launch_options=not interp,
                           warps=ctx.domain("num_warps", WARPS),
                           stages=ctx.domain("num_stages", range(MIN_STAGES, MAX_STAGES + 1)),
