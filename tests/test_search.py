@@ -8,6 +8,7 @@ machine.  Kernels run under TRITON_INTERPRET=1 (conftest.py).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 import torch
@@ -158,6 +159,11 @@ def scale2d_kernel(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.conste
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
 
 
+#: The default search without its time budget: what a test of the descent's moves uses, so that the wall time
+#: the interpreter takes on a loaded machine (over the default's 8 s) cannot stop the descent it checks.
+UNTIMED_DEFAULT = replace(SEARCH_MODES["default"], name="untimed", max_seconds=1e9)
+
+
 class Injected:
     """The 'wall' benchmark replaced by a time that depends only on the config a launch used."""
 
@@ -191,7 +197,7 @@ def launch(tuned, m=32, n=64):
 
 def test_autotune_descent_finds_a_winner_far_from_the_models_pick(monkeypatch):
     inj = Injected(monkeypatch, best=(2, 256))
-    tuned = tiletune.autotune(configs=[], key=["M", "N"], top_k=1, search="default",
+    tuned = tiletune.autotune(configs=[], key=["M", "N"], top_k=1, search=UNTIMED_DEFAULT,
                               pre_hook=inj.pre_hook)(scale2d_kernel)
     launch(tuned)
     first = inj.timed[0]
@@ -465,7 +471,7 @@ def test_a_gaining_move_is_repeated_one_step_at_a_time_down_a_long_valley():
 
 def test_descent_with_verify_compares_every_batch_with_the_first_reference(monkeypatch):
     inj = Injected(monkeypatch, best=(4, 128))
-    tuned = tiletune.autotune(configs=[], key=["M", "N"], top_k=1, search="default", verify=True,
+    tuned = tiletune.autotune(configs=[], key=["M", "N"], top_k=1, search=UNTIMED_DEFAULT, verify=True,
                               pre_hook=inj.pre_hook)(scale2d_kernel)
     launch(tuned)  # asserts y == 2 x after tuning
     assert (tuned.best_config.kwargs["BLOCK_M"], tuned.best_config.kwargs["BLOCK_N"]) == (4, 128)
@@ -644,3 +650,51 @@ def test_a_compile_is_priced_by_its_thread_cpu_plus_its_child_processes():
     assert all(f.exception() is None for f in futures)
     assert len(queue.durations) == 2
     assert queue.compile_seconds() > max(queue.durations)  # the child's CPU is counted, not only the thread's
+
+
+# ----------------------------------------------------------------------------- the deadline holds
+
+
+def _on_a_virtual_clock(monkeypatch, measure_ms: float, **autotune_kw):
+    """Tune scale2d_kernel where each measurement 'takes' ``measure_ms`` on a VirtualClock."""
+    clock = bench.VirtualClock()
+    previous = bench.set_clock(clock)
+    try:
+        inj = Injected(monkeypatch, best=(1, 1024))
+        real = bench.METHODS["wall"]
+
+        def slow_wall(fn, *, warmup=None, rep=None):
+            clock.advance(measure_ms)
+            return real(fn, warmup=warmup, rep=rep)
+
+        monkeypatch.setitem(bench.METHODS, "wall", slow_wall)
+        tuned = tiletune.autotune(key=["M", "N"], pre_hook=inj.pre_hook, **autotune_kw)(scale2d_kernel)
+        launch(tuned)
+    finally:
+        bench.set_clock(previous)
+    return tuned, inj
+
+
+def test_a_first_batch_stops_at_the_deadline_and_abandons_the_rest(monkeypatch):
+    """A first batch of 8 at 0.4 s a measurement against a 3 s budget (re-timing kept back): the candidates
+    the deadline leaves no room for are abandoned, not failed, and the whole search ends within 10% of it."""
+    policy = SearchPolicy("timed", first_min=8, first_max=8, max_compiles=1000, max_seconds=3.0)
+    tuned, inj = _on_a_virtual_clock(monkeypatch, 400.0, configs=[], search=policy)
+    facts = tuned.search_facts
+    assert facts["abandoned"] >= 1
+    assert facts["deadline_s"] == pytest.approx(3.0)
+    assert tuned.bench_time <= 1.1 * 3.0
+    assert len(tuned.configs_timings) + facts["abandoned"] >= facts["first_batch"]
+    assert "budget" in facts.get("descent_stopped", "budget")
+    chosen = (tuned.best_config.kwargs["BLOCK_M"], tuned.best_config.kwargs["BLOCK_N"])
+    assert chosen in set(inj.timed)  # the winner was measured
+
+
+def test_a_hand_list_is_measured_whole_past_the_search_budget(monkeypatch):
+    """The author's list is what they asked for: 4 configs at 2 s each, against a 3 s search budget, are all
+    timed (the deadline is the synthesized search's)."""
+    hand = [triton.Config({"BLOCK_M": m, "BLOCK_N": n}) for m, n in ((1, 64), (2, 64), (4, 64), (8, 64))]
+    policy = SearchPolicy("timed", first_min=1, first_max=1, max_compiles=1000, max_seconds=3.0)
+    tuned, inj = _on_a_virtual_clock(monkeypatch, 2000.0, configs=hand, search=policy)
+    assert tuned.search_facts["abandoned"] == 0
+    assert len(tuned.configs_timings) == 4

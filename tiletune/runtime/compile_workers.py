@@ -46,6 +46,7 @@ from typing import Any, Callable, Dict, Hashable, List, Optional, Tuple
 
 import triton.language as tl
 
+from . import timeline as _timeline
 from .env import env_off
 from .quiet import quiet_child
 from .launcher_prebuild import build_launcher, prepare_launcher_build
@@ -344,10 +345,12 @@ class CompileSession:
         launcher, self.launcher = self.launcher, None
         if launcher is None:
             return
+        t0 = time.perf_counter()
         try:
             launcher.result(timeout=LAUNCHER_WAIT_S)
         except Exception:  # failed, died or slow: the launch builds it
             pass
+        _timeline.add("launcher", "await the child's launcher build", t0, time.perf_counter())
 
     def _least_loaded(self) -> int:
         """The pool for the next compile: the most idle children, else the shortest queue per child."""
@@ -406,6 +409,20 @@ class CompileSession:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+    def abandon(self) -> None:
+        """Stop every child at once, compiling or not (the search's deadline came: nothing they compile is
+        awaited); later batches of the session compile on the threads."""
+        children = [p for pool in self.pools for p in (getattr(pool, "_processes", None) or {}).values()]
+        for pool in self.pools:
+            pool.shutdown(wait=False, cancel_futures=True)
+        for proc in children:
+            if proc.is_alive():
+                proc.terminate()
+        self.broken = True
+        _KERNELS.pop(self.id, None)
+        self.pools, self._in_flight, self._sizes, self.dispatched = [], [], [], []
+        self.launcher = None
 
     def close(self) -> None:
         """Stop the children (a child still compiling, or hung, is terminated)."""

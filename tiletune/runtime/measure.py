@@ -17,9 +17,11 @@ picked.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 import warnings
+from concurrent.futures import TimeoutError as FuturesTimeout
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import triton
@@ -28,6 +30,7 @@ from tiletune.errors import TiletuneError, TiletuneWarning, TuningError
 
 from . import bench as _bench
 from . import distributed as _dd
+from . import timeline as _timeline
 from .decision import protect_side_effects
 from .compile_workers import CompileSession
 from .parallel_compile import compiling, describe_error, parallel_enabled
@@ -90,7 +93,7 @@ class _NoCompiles:
 
     futures: Dict[int, Any] = {}
 
-    def wait(self, k: int) -> Optional[str]:
+    def wait(self, k: int, timeout: Optional[float] = None) -> Optional[str]:
         return None
 
     def mark(self) -> Tuple[int, int, bool, int]:
@@ -106,6 +109,10 @@ class _CompileFailed(Exception):
 
 class _Dropped(Exception):
     """A candidate already dropped, with its reason, before it was timed (verification)."""
+
+
+class _OverBudget(Exception):
+    """A candidate not timed because the search's deadline came first (abandoned, not failed)."""
 
 
 class _Trial:
@@ -132,10 +139,23 @@ class _Trial:
         self.compile_s: Optional[float] = None  # one compile's seconds, measured (the time budget's price)
         self.setup_s = 0.0  # the first batch's once-per-process set-up seconds (added to the time budget)
         self.compile_latency_s: Optional[float] = None  # the first batch's typical compile wave, wall seconds
+        # the search's deadline on the measuring clock (None: none); past it, once something was timed, the
+        # rest of a batch is abandoned: not timed, its compiles not awaited (:meth:`left_s`)
+        self.deadline: Optional[float] = None
+        self.abandoned: List[int] = []
         self.bench_s: List[float] = []  # seconds per benchmark call, on the measuring clock
         self.compiled: Dict[str, Any] = {"children": 0, "threads": 0}  # where compiles ran, stage seconds
         self.session: Any = None  # the search's CompileSession (children kept between batches)
         self.batches: List[Dict[str, Any]] = []  # per batch: its size, wall seconds, its slowest child compile
+
+    def left_s(self) -> Optional[float]:
+        """Seconds left before :attr:`deadline`, the re-timing that follows kept back; None when there is
+        no deadline, nothing was timed yet (a first tune returns a measured config), or under a process
+        group (every rank must measure the same candidates)."""
+        if self.deadline is None or self.active or not (self.bench_s or self.timings):
+            return None
+        reserve = self.retime_cost_s(RETIME_MAX, _retime_rounds())
+        return self.deadline - _bench.clock() - reserve
 
     def add(self, config: Config) -> int:
         """The index of ``config`` (added when new)."""
@@ -268,8 +288,16 @@ class _Trial:
                     raise t._all_failed(self.configs, self.failures)
                 return {i: None for i in batch}
             # alone, each candidate is verified just before it is timed: timing overlaps the later compiles
+            abandoned_before = len(self.abandoned)
             result = self._bench(alive, queue, first, verify=verify and not (full and self.active))
+            over = len(self.abandoned) > abandoned_before
+            if over:  # the deadline came: the batch's compiles still running are abandoned, not awaited
+                queue.abandon()
         # every compile of the batch has finished (the pool is shut down)
+        if _timeline.recording() and queue.children is not None:
+            for fut, res in queue.children._finished().items():
+                _timeline.add("compile", "child", res[3], res[4])
+        _timeline.add("batch", f"{'first' if first else 'descent'} batch of {len(batch)}", t0, time.perf_counter())
         children_wall = queue.children.wall_s() if queue.children is not None else None
         if self.compile_s is None:
             self.compile_s = queue.compile_seconds()
@@ -290,7 +318,7 @@ class _Trial:
             overlapped = len(alive) > 1 and not _bench.interpreting() and parallel_enabled()
         else:
             overlapped = len(alive) > 1 and bool(queue.futures)
-        if overlapped:
+        if overlapped and not over:
             result = self._rescreen(result)
         seconds = time.perf_counter() - t0
         self._note_batch(len(batch), seconds, queue)
@@ -371,13 +399,21 @@ class _Trial:
             if stopped:
                 raise TuningError("not run: tuning stopped after an error")
             i = alive[j]
-            reason = queue.wait(i)
+            left = self.left_s()
+            if left is not None and left <= 0:
+                raise _OverBudget()
+            try:
+                with _timeline.span("compile_wait", config_str(self.configs[i])):
+                    reason = queue.wait(i, timeout=left)
+            except FuturesTimeout:  # the deadline came while it compiled: abandoned, not awaited
+                raise _OverBudget() from None
             if reason is not None:
                 report.advance()
                 raise _CompileFailed(reason)
             if verify:
                 try:
-                    kept = self._verify_one(i, queue)
+                    with _timeline.span("check", config_str(self.configs[i])):
+                        kept = self._verify_one(i, queue)
                 except MeaningError as exc:  # the tune stops: which side is right is not guessed
                     stopped.append(exc)
                     report.advance()
@@ -389,7 +425,8 @@ class _Trial:
             mark = queue.mark()
             t0 = _bench.clock()
             try:
-                ms = self.bench(self.calls[i])
+                with _timeline.span("timing", config_str(self.configs[i])):
+                    ms = self.bench(self.calls[i])
                 self.bench_s.append(_bench.clock() - t0)
                 if queue.contended_since(mark):
                     self.contended.add(i)
@@ -403,6 +440,9 @@ class _Trial:
 
         def on_error(j: int, exc: BaseException) -> None:
             if isinstance(exc, _Dropped):
+                return
+            if isinstance(exc, _OverBudget):
+                self.abandoned.append(alive[j])
                 return
             if isinstance(exc, _CompileFailed):
                 self.drop(alive[j], f"compile failed: {exc}")
@@ -430,9 +470,12 @@ class _Trial:
             return {i: None for i in alive}
         assert agreement is not None
         out: Dict[int, Optional[float]] = {}
+        abandoned = set(self.abandoned)
         for j, ms in enumerate(agreement.times):
             i = alive[j]
-            if ms is None:
+            if ms is None and i in abandoned:
+                pass
+            elif ms is None:
                 self.drop(i, "failed on another rank of the process group")
             else:
                 self.timings[i] = ms
@@ -551,12 +594,16 @@ class MeasureStage:
         report = problem.report
         configs, bench = self._agreed_candidates(kwargs, problem, pg)
         t_candidates = _bench.clock()
+        _timeline.add("setup", "binding, analysis, cache lookup", t_start, t_begin)
+        _timeline.add("synthesis", f"{len(configs)} candidate(s)", t_begin, t_candidates)
         policy = resolve_search(self.search, self.search_breadth)
         trial = _Trial(self, args, kwargs, problem, pg, self._screen_fn(bench))
         trial.session = session
         for c in configs:
             trial.add(c)
         synthesized = self.synthesize_configs and getattr(self, "_synthesis", None) is not None
+        if synthesized and policy.descent and math.isfinite(policy.max_seconds):  # a hand list: measured whole
+            trial.deadline = t_start + policy.max_seconds  # the descent narrows it to the time budget
         if synthesized and self.top_k is None:
             costs = [self._synthesis.costs.get(config_str(c)) for c in configs]
             n_first = first_batch_size(costs, policy)
@@ -588,8 +635,9 @@ class MeasureStage:
         order = sorted(timings, key=lambda i: (timings[i], i))
         if self._do_bench is None and len(order) > 1:
             top = retime_set(order, timings)
-            retimed = _bench.retime_interleaved({i: trial.calls[i] for i in top}, trial.bench,
-                                                {i: timings[i] for i in top}, rounds=_retime_rounds())
+            with _timeline.span("retime", f"{len(top)} candidate(s)"):
+                retimed = _bench.retime_interleaved({i: trial.calls[i] for i in top}, trial.bench,
+                                                    {i: timings[i] for i in top}, rounds=_retime_rounds())
             agreed = _dd.combine_timings([retimed[i] for i in top], pg)
             for i, t in zip(top, agreed):
                 report.candidate(trial.configs[i], retimed[i], stage="retimed_ms")
@@ -622,10 +670,14 @@ class MeasureStage:
         facts["batches"] = list(trial.batches)  # the first batch, then the descent's rounds
         facts["bench_call_s"] = trial.retime_cost_s(1, 1)  # median seconds of one screening measurement
         facts["contended"] = len(trial.contended)  # timed while compile work ran in this process
+        facts["abandoned"] = len(trial.abandoned)  # not timed: the deadline came first (compiles not awaited)
+        if trial.deadline is not None:
+            facts["deadline_s"] = trial.deadline - t_start
         report.note(f"search {policy.name}: {facts['first_batch']} of {len(configs)} ranked candidate(s) measured "
                     f"first, {facts.get('descent_measured', 0)} more by the descent "
                     f"({facts.get('descent_stopped', 'no descent')})")
         self.search_facts = facts
+        _timeline.add("search", f"{len(configs)} candidate(s) in the pool", t_start, t_start + self.bench_time)
         extra: Dict[str, Any] = {"search_facts": facts}
         if trial.active:
             world_size, rank = trial.world
@@ -678,6 +730,7 @@ class MeasureStage:
 
         seconds = time_budget(policy, trial.compile_s, trial.setup_s)
         reserve = trial.retime_cost_s(RETIME_MAX, _retime_rounds())
+        trial.deadline = t_start + seconds  # a round the estimate let start stops here (Trial.left_s)
         descent = Descent(measure, feasible, policy, ctx.tiling, self.hints, launch_options=not interp,
                           warps=ctx.domain("num_warps", WARPS),
                           stages=ctx.domain("num_stages", range(MIN_STAGES, MAX_STAGES + 1)),

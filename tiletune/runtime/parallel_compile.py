@@ -125,6 +125,8 @@ class _TimedPool(ThreadPoolExecutor):
 
         def timed():
             from_child = child() if child is not None else None
+            if queue.abandoned:  # the search stopped waiting for this batch: compile nothing more
+                raise RuntimeError("compile abandoned: the tuning search's deadline came first")
             queue.in_process(+1)
             t0 = time.thread_time()
             kernel = None
@@ -139,6 +141,10 @@ class _TimedPool(ThreadPoolExecutor):
                 queue.in_process(-1)
 
         return super().submit(timed)
+
+    def __exit__(self, *exc: Any) -> bool:
+        self.shutdown(wait=not self.queue.abandoned, cancel_futures=self.queue.abandoned)
+        return False
 
 
 class CompileQueue:
@@ -161,6 +167,21 @@ class CompileQueue:
         # wall seconds: capturing specs, warming this process' compiler (once a process), starting the children
         self.stage_s: Dict[str, float] = {}
         self.children: Any = None  # the ProcessCompiles of this queue, if any
+        self.abandoned = False  # the search's deadline came: nothing left here is awaited (:meth:`abandon`)
+        self.pool: Any = None  # the thread pool and Triton's async-compile mode of :func:`compiling`, if any
+        self.mode: Any = None
+
+    def abandon(self) -> None:
+        """Stop waiting for this batch's compiles: queued ones are cancelled, child processes still compiling
+        are terminated, and leaving :func:`compiling` awaits none of them (a compile already running on a
+        pool thread finishes in the background; its kernel is never installed)."""
+        self.abandoned = True
+        if self.mode is not None:  # Triton's mode awaits every compile it started when it exits
+            self.mode.raw_futures = [f for f in self.mode.raw_futures if f.done()]
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+        if self.children is not None:
+            self.children.session.abandon()
 
     def in_process(self, step: int) -> None:
         """A pool thread starts (+1) or ends (-1) compile work in this process."""
@@ -210,14 +231,15 @@ class CompileQueue:
         children = max(0.0, _children_cpu_s() - self._children_at_start) / len(ordered)
         return ordered[len(ordered) // 2] + children
 
-    def wait(self, k: Hashable) -> Optional[str]:
-        """Block until job ``k`` compiled; its failure reason, or None (also for jobs never submitted)."""
+    def wait(self, k: Hashable, timeout: Optional[float] = None) -> Optional[str]:
+        """Block until job ``k`` compiled (at most ``timeout`` seconds: then ``TimeoutError``); its failure
+        reason, or None (also for jobs never submitted)."""
         if k in self.failures:
             return self.failures[k]
         fut = self.futures.get(k)
         if fut is None:
             return None
-        exc = fut.exception()
+        exc = fut.exception(timeout=timeout)
         if exc is not None:
             self.failures[k] = describe_error(exc)
             return self.failures[k]
@@ -268,8 +290,9 @@ def compiling(jobs: Dict[Hashable, Callable[[], Any]], *, parallel: Optional[boo
         handed = session.handed_at if session.handed_at is not None else time.perf_counter()
         queue.stage_s.update(capture=t1 - t0, warm_compiler=warm, start_children=max(0.0, handed - t1 - warm),
                              fork_rest=session.fork_rest_s)
-        queue.children = children
-        with AsyncCompileMode(pool, ignore_errors=True):
+        queue.children, queue.pool = children, pool
+        with AsyncCompileMode(pool, ignore_errors=True) as mode:
+            queue.mode = mode
             for k, job in jobs.items():
                 pool.child = (lambda k=k: children.wait(k)) if k in specs else None
                 try:

@@ -1,0 +1,423 @@
+"""A cold first tune, as a user meets it: tiletune ``configs=[]`` against the author's own list, each side in its
+own fresh process with empty Triton and tiletune caches, and the best config known from a screening re-timed
+interleaved with both picks.
+
+    python bench/first_tune_cold.py                 # on a GPU (one H100: about 8 minutes)
+    python bench/first_tune_cold.py --dry-run       # 2 tiny pairs under TRITON_INTERPRET=1 on the CPU
+
+Per pair (``bench/cold_pairs.py``: fixtures and dev-corpus library kernels at odd and skinny shapes), three
+processes, one after the other:
+
+* ``tiletune`` and ``hand`` (their order alternates from pair to pair): a fresh interpreter with its own empty
+  ``TRITON_CACHE_DIR`` and ``TILETUNE_CACHE_DIR``; it builds the inputs (which starts CUDA, as a user program
+  does), then times the first launch of the tuned kernel -- the whole first tune, nothing warmed before it;
+* ``reference``: screens the author's list, both picks and the exhaustive power-of-two grid of
+  ``bench/gpu_bench_lib.py`` (a seeded sample of ``--grid-sample`` points where the grid is larger), then
+  re-times the screening's best few and both picks in ``--rounds`` interleaved rounds; the best known is
+  chosen on the even rounds and timed on the odd (``gpu_bench_lib.best_known``).
+
+One tiletune first tune (the first pair's) is profiled (``tiletune.runtime.timeline``): compile waves,
+launcher builds, checks, timings, re-timing and idle time.  Writes ``first_tune_cold.json`` and
+``first_tune_cold.md`` under ``--out`` (default ``bench/results``) after every pair, and prints a summary
+table last.  Pairs that no longer fit ``--budget-s`` are listed as skipped.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+for _p in (ROOT, ROOT / "bench"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
+import cold_pairs  # noqa: E402
+from cold_report import summarize, write_outputs  # noqa: E402
+
+#: Seconds a pair is expected to take when nothing is known yet (the budget check before each pair).
+PAIR_GUESS_S = 25.0
+
+
+# ============================================================================ the sides (child processes)
+
+
+def _config_dict(cfg) -> dict:
+    return {"kwargs": dict(cfg.kwargs), "num_warps": cfg.num_warps, "num_stages": cfg.num_stages}
+
+
+def _config_of(d: dict):
+    import triton
+
+    return triton.Config(dict(d["kwargs"]), num_warps=d.get("num_warps"), num_stages=d.get("num_stages"))
+
+
+def _label(d: Optional[dict]) -> str:
+    if not d:
+        return "-"
+    kw = " ".join(f"{k}={v}" for k, v in d["kwargs"].items())
+    return f"{kw} w{d.get('num_warps')} s{d.get('num_stages')}"
+
+
+def _cubins() -> Optional[int]:
+    """Binaries in this process's (fresh) Triton cache: one per compiled config (compile children included)."""
+    cache = os.environ.get("TRITON_CACHE_DIR")
+    if not cache or os.environ.get("TRITON_INTERPRET") == "1":
+        return None
+    return sum(1 for _ in Path(cache).rglob("*.cubin"))
+
+
+def side_first_tune(pair: dict, side: str, dry: bool, profile: bool) -> dict:
+    """One side's cold first tune in this (fresh) process: wall seconds, its pick, what it compiled and timed."""
+    import torch
+
+    problem = cold_pairs.load(pair)
+    device = "cpu" if dry else "cuda"
+    args = problem.make_args(pair["shape"], device=device)  # the user's tensors: this starts CUDA
+    ref = [r.float() for r in problem.reference(args)]
+    kernel = problem.KERNEL
+    common = dict(key=problem.KEY, restore_value=problem.RESTORE_VALUE or None,
+                  reset_to_zero=problem.RESET_TO_ZERO or None)
+    if side == "tiletune":
+        import tiletune
+
+        tuned = tiletune.autotune(configs=[], target="h100" if dry else None, **common)(kernel)
+    else:
+        import triton
+
+        extra = {}
+        if dry:  # the stock do_bench asks for a driver
+            from gpu_bench_lib import Device, _wall_do_bench
+
+            extra["do_bench"] = _wall_do_bench(Device(True))
+        tuned = triton.autotune(configs=list(problem.HAND_CONFIGS), **common, **extra)(kernel)
+    if profile:
+        from tiletune.runtime import timeline
+
+        timeline.start()
+    if not dry:
+        torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    problem.launch(tuned, args)
+    if not dry:
+        torch.cuda.synchronize()
+    wall = time.perf_counter() - t0
+    events = None
+    if profile:
+        events = timeline.stop()
+    correct, why = True, ""
+    for i, (o, r) in enumerate(zip(problem.outputs(args), ref)):
+        try:
+            torch.testing.assert_close(o.float(), r, **problem.TOLERANCE)
+        except AssertionError as exc:
+            correct, why = False, f"output {i}: {str(exc).strip().splitlines()[0][:200]}"
+    timings = getattr(tuned, "configs_timings", None) or {}
+    facts = dict(getattr(tuned, "search_facts", {}) or {})
+    timed = facts.get("measured", len(timings)) if side == "tiletune" else len(timings)
+    out = {"first_s": wall, "pick": _config_dict(tuned.best_config), "configs_timed": timed,
+           "configs_compiled": _cubins(), "correct": correct, "wrong": why}
+    if side == "tiletune":
+        out["search"] = {k: facts.get(k) for k in ("search", "first_batch", "pool", "measured", "descent_measured",
+                                                   "descent_stopped", "time_budget_s", "compile_s", "seconds",
+                                                   "batches", "compiled_in")}
+        out["ranked"] = [_config_dict(c) for c in sorted(timings, key=lambda c: _ms(timings[c]))[:4]]
+    else:
+        out["n_configs"] = len(problem.HAND_CONFIGS)
+    if events is not None:
+        out["timeline"] = events
+    return out
+
+
+def _ms(t: Any) -> float:
+    v = t[0] if isinstance(t, (list, tuple)) else t
+    return float(v) if v is not None and math.isfinite(float(v)) else float("inf")
+
+
+def side_reference(pair: dict, dry: bool, picks: Dict[str, dict], opts: argparse.Namespace) -> dict:
+    """The best config known for the pair: screen the author's list, the picks and the exhaustive grid (or a
+    seeded sample of it), then re-time the best few and both picks interleaved."""
+    import random
+
+    import gpu_bench_lib as lib
+
+    lib._import_runtime()
+    from tiletune.analysis import analyze_kernel
+    from tiletune.runtime.parallel_compile import compile_all
+
+    t_begin = time.perf_counter()
+    deadline = t_begin + opts.reference_s
+    problem = cold_pairs.load(pair)
+    dev = lib.Device(dry)
+    prob = lib.Problem(pair["kernel"], problem, pair["shape"], dev)
+    timer = lib.Timer(dev, argparse.Namespace(screen_rep_ms=opts.screen_rep_ms, final_warmup_ms=10.0,
+                                              final_rep_ms=opts.final_rep_ms))
+    grid = lib.exhaustive_space(analyze_kernel(_jit_of(problem.KERNEL)), prob.args, dry)
+    grid_cfgs = list(grid.configs)
+    sampled = len(grid_cfgs) > opts.grid_sample
+    if sampled:
+        grid_cfgs = random.Random(0).sample(grid_cfgs, opts.grid_sample)
+    pool: Dict[str, Any] = {}
+    groups: Dict[str, str] = {}
+    for group, cfgs in (("tiletune", [_config_of(picks["tiletune"])] if picks.get("tiletune") else []),
+                        ("hand", [_config_of(picks["hand"])] if picks.get("hand") else []),
+                        ("hand list", list(problem.HAND_CONFIGS)), ("grid", grid_cfgs)):
+        for c in cfgs:
+            sig = lib.config_sig(c)
+            if sig not in pool:
+                pool[sig], groups[sig] = c, group
+
+    def job(c):
+        def run():
+            w = lib._Warm(prob.kernel)
+            problem.launch(w, prob.args, **c.all_kwargs())
+            return w.last
+        return run
+
+    sigs = list(pool)
+    fails, compile_s = compile_all({i: job(pool[s]) for i, s in enumerate(sigs)})
+    screened: Dict[str, float] = {}
+    invalid: Dict[str, str] = {}
+    best = None
+    for i, sig in enumerate(sigs):
+        if i in fails:
+            invalid[sig] = "compile: " + fails[i]
+            continue
+        must = groups[sig] in ("tiletune", "hand")
+        if time.perf_counter() > deadline and not must:
+            continue
+        meta = pool[sig].all_kwargs()
+        ok, why = prob.validate(meta)
+        if not ok:
+            invalid[sig] = why
+            continue
+        ms, _ = timer.screen(prob.call(meta), best)
+        screened[sig] = ms
+        best = ms if best is None else min(best, ms)
+    top = sorted(screened, key=screened.get)[:opts.retime_top]
+    final = list(dict.fromkeys(top + [s for s in sigs if groups[s] in ("tiletune", "hand") and s in screened]))
+    res = timer.interleaved({s: prob.call(pool[s].all_kwargs()) for s in final}, opts.rounds)
+    known = lib.best_known(res, {s: (groups[s], pool[s]) for s in final})
+
+    def ms_of(group: str) -> Optional[float]:
+        d = picks.get(group)
+        if not d:
+            return None
+        r = res.get(lib.config_sig(_config_of(d))) or {}
+        return r.get("ms")
+
+    noise = [abs(statistics.median(r["samples_ms"][0::2]) / statistics.median(r["samples_ms"][1::2]) - 1.0)
+             for r in res.values() if r.get("samples_ms") and len(r["samples_ms"]) > 1]
+    return {"best_ms": known["ms"] if known else None, "best": known["best"] if known else None,
+            "best_from": known["best_from"] if known else None, "unstable": bool(known and known["unstable"]),
+            "tiletune_ms": ms_of("tiletune"), "hand_ms": ms_of("hand"),
+            "noise": statistics.median(noise) if noise else None,
+            "screened": len(screened), "invalid": len(invalid), "grid": len(grid.configs), "grid_sampled": sampled,
+            "compile_s": compile_s, "wall_s": time.perf_counter() - t_begin,
+            "invalid_picks": {g: invalid[s] for s in invalid for g in ("tiletune", "hand") if groups[s] == g}}
+
+
+def _jit_of(kernel):
+    """The JITFunction under any ``triton.heuristics`` layers."""
+    while not hasattr(kernel, "src") and hasattr(kernel, "fn"):
+        kernel = kernel.fn
+    return kernel
+
+
+def child_main(opts: argparse.Namespace) -> None:
+    """Run one side of one pair in this process; print its result as JSON on the last line."""
+    pair = json.loads(opts.pair)
+    if opts.side == "reference":
+        out = side_reference(pair, opts.dry_run, json.loads(opts.picks or "{}"), opts)
+    else:
+        out = side_first_tune(pair, opts.side, opts.dry_run, opts.profile)
+    print(json.dumps(out))
+
+
+# ============================================================================ the driver
+
+
+def run_side(pair: dict, side: str, opts: argparse.Namespace, picks: Optional[dict] = None,
+             profile: bool = False) -> dict:
+    """Run one side in a fresh interpreter with empty Triton and tiletune caches; its JSON result, or
+    ``{"error": ...}``."""
+    tmp = Path(tempfile.mkdtemp(prefix=f"cold-{side}-"))
+    env = dict(os.environ)
+    env["TRITON_CACHE_DIR"] = str(tmp / "triton")
+    env["TILETUNE_CACHE_DIR"] = str(tmp / "tiletune")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    if opts.dry_run:
+        env["TRITON_INTERPRET"] = "1"
+    else:
+        env.pop("TRITON_INTERPRET", None)
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--side", side, "--pair", json.dumps(pair),
+           "--reference-s", str(opts.reference_s), "--grid-sample", str(opts.grid_sample),
+           "--retime-top", str(opts.retime_top), "--rounds", str(opts.rounds),
+           "--screen-rep-ms", str(opts.screen_rep_ms), "--final-rep-ms", str(opts.final_rep_ms)]
+    if picks is not None:
+        cmd += ["--picks", json.dumps(picks)]
+    if opts.dry_run:
+        cmd.append("--dry-run")
+    if profile:
+        cmd.append("--profile")
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT, timeout=opts.side_timeout_s)
+    except subprocess.TimeoutExpired:
+        return {"error": f"{side}: no result in {opts.side_timeout_s:.0f}s", "process_s": time.perf_counter() - t0}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        return {"error": f"{side} failed (rc {proc.returncode}): " + " | ".join(tail)[-600:],
+                "process_s": time.perf_counter() - t0}
+    out = json.loads(lines[-1])
+    out["process_s"] = time.perf_counter() - t0
+    return out
+
+
+def run_pair(pair: dict, index: int, opts: argparse.Namespace, profile: bool) -> dict:
+    """Both sides and the reference of one pair; its row."""
+    order = ("tiletune", "hand") if index % 2 == 0 else ("hand", "tiletune")
+    sides = {s: run_side(pair, s, opts, profile=profile and s == "tiletune") for s in order}
+    tt, hand = sides["tiletune"], sides["hand"]
+    row: Dict[str, Any] = {"kernel": pair["kernel"], "source": pair["source"], "shape": pair["shape"], "cold": True,
+                           "first_side": order[0]}
+    row["tiletune_first_s"] = tt.get("first_s")
+    row["hand_first_s"] = hand.get("first_s")
+    row["configs_compiled"] = tt.get("configs_compiled")
+    row["configs_timed"] = tt.get("configs_timed")
+    row["hand_configs"] = hand.get("n_configs")
+    row["hand_configs_compiled"] = hand.get("configs_compiled")
+    row["tiletune_pick"], row["hand_pick"] = _label(tt.get("pick")), _label(hand.get("pick"))
+    row["tiletune_correct"], row["hand_correct"] = tt.get("correct"), hand.get("correct")
+    row["search"] = tt.get("search")
+    errors = {s: r["error"] for s, r in sides.items() if "error" in r}
+    picks = {s: r.get("pick") for s, r in sides.items() if r.get("pick")}
+    ref = run_side(pair, "reference", opts, picks=picks) if picks and not opts.no_reference else {}
+    if "error" in ref:
+        errors["reference"] = ref["error"]
+    best = ref.get("best_ms")
+    row["tiletune_over_best"] = (ref["tiletune_ms"] / best) if best and ref.get("tiletune_ms") else None
+    row["hand_over_best"] = (ref["hand_ms"] / best) if best and ref.get("hand_ms") else None
+    row["reference"] = {k: ref.get(k) for k in ("best", "best_from", "best_ms", "tiletune_ms", "hand_ms", "noise",
+                                                "unstable", "screened", "grid", "grid_sampled", "wall_s")}
+    row["process_s"] = {s: r.get("process_s") for s, r in list(sides.items()) + [("reference", ref)]}
+    if errors:
+        row["errors"] = errors
+    if "timeline" in tt:
+        row["_timeline"] = tt["timeline"]
+    return row
+
+
+def driver_main(opts: argparse.Namespace) -> int:
+    """Run every pair that fits the budget; write the results after each; print the summary table last."""
+    from cold_report import print_summary
+
+    pairs = cold_pairs.DRY_PAIRS if opts.dry_run else cold_pairs.GPU_PAIRS
+    if opts.pairs:
+        pairs = [pairs[int(i)] for i in opts.pairs.split(",")]
+    out_dir = Path(opts.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    results: Dict[str, Any] = {"meta": _meta(opts), "rows": [], "skipped": [], "timeline": None}
+    spent: List[float] = []
+    for i, pair in enumerate(pairs):
+        left = opts.budget_s - (time.perf_counter() - t0)
+        guess = max(spent) if spent else PAIR_GUESS_S
+        if left < guess:
+            results["skipped"].append({"kernel": pair["kernel"], "shape": pair["shape"],
+                                       "why": f"budget: {left:.0f}s left, a pair took up to {guess:.0f}s"})
+            continue
+        t_pair = time.perf_counter()
+        row = run_pair(pair, i, opts, profile=(results["timeline"] is None))
+        spent.append(time.perf_counter() - t_pair)
+        events = row.pop("_timeline", None)
+        if events is not None:
+            from tiletune.runtime.timeline import summary
+
+            results["timeline"] = {"kernel": row["kernel"], "shape": row["shape"], "events": events,
+                                   "summary": summary(events)}
+        results["rows"].append(row)
+        print(f"[{time.perf_counter() - t0:6.1f}s] {row['kernel']} {row['shape']}: tiletune "
+              f"{_fmt(row['tiletune_first_s'])}s ({row['configs_timed']} timed), hand {_fmt(row['hand_first_s'])}s "
+              f"({row['hand_configs']} configs); over best: tiletune {_fmt(row['tiletune_over_best'], 3)}, hand "
+              f"{_fmt(row['hand_over_best'], 3)}" + (f"; errors {row['errors']}" if row.get("errors") else ""),
+              flush=True)
+        results["summary"] = summarize(results["rows"])
+        results["meta"]["wall_s"] = time.perf_counter() - t0
+        write_outputs(results, out_dir)
+    results["summary"] = summarize(results["rows"])
+    results["meta"]["wall_s"] = time.perf_counter() - t0
+    write_outputs(results, out_dir)
+    print_summary(results)
+    return 0 if results["rows"] and not any(r.get("errors") for r in results["rows"]) else 1
+
+
+def _fmt(v: Optional[float], digits: int = 2) -> str:
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def _meta(opts: argparse.Namespace) -> dict:
+    import platform
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip() or None
+    from gpu_bench_lib import source_digest
+
+    return {"date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "argv": sys.argv[1:], "dry_run": opts.dry_run,
+            "host": f"{platform.node()} ({os.cpu_count()} cpus)", "commit": commit,
+            "source_digest": source_digest(ROOT),
+            "method": "each side in a fresh interpreter with empty TRITON_CACHE_DIR and TILETUNE_CACHE_DIR, "
+                      "nothing launched before the timed first call but the inputs' creation; sides alternate "
+                      "which goes first; reference: screening of the hand list, both picks and the exhaustive "
+                      f"grid (seeded sample of {opts.grid_sample} where larger), top {opts.retime_top} and both "
+                      f"picks re-timed in {opts.rounds} interleaved rounds (do_bench rep {opts.final_rep_ms} ms), "
+                      "best chosen on even rounds and timed on odd"}
+
+
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
+    """The options (the driver's, and the hidden ones of a side's child process)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dry-run", action="store_true", help="2 tiny pairs under TRITON_INTERPRET=1 on the CPU")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results"), help="directory for the JSON and markdown")
+    ap.add_argument("--pairs", default=None, help="comma list of pair indices (default: all that fit the budget)")
+    ap.add_argument("--budget-s", type=float, default=450.0, help="wall budget of the whole run (default 450)")
+    ap.add_argument("--side-timeout-s", type=float, default=150.0, help="one side's process at most this long")
+    ap.add_argument("--reference-s", type=float, default=20.0, help="screening seconds per pair (after compiling)")
+    ap.add_argument("--grid-sample", type=int, default=48, help="exhaustive grid points screened at most")
+    ap.add_argument("--retime-top", type=int, default=4, help="screened configs re-timed with both picks")
+    ap.add_argument("--rounds", type=int, default=6, help="interleaved rounds of the final re-timing")
+    ap.add_argument("--screen-rep-ms", type=float, default=10.0)
+    ap.add_argument("--final-rep-ms", type=float, default=25.0)
+    ap.add_argument("--no-reference", action="store_true", help="first tunes only")
+    ap.add_argument("--side", choices=("tiletune", "hand", "reference"), help=argparse.SUPPRESS)
+    ap.add_argument("--pair", help=argparse.SUPPRESS)
+    ap.add_argument("--picks", help=argparse.SUPPRESS)
+    ap.add_argument("--profile", action="store_true", help=argparse.SUPPRESS)
+    opts = ap.parse_args(argv)
+    if opts.dry_run:
+        opts.rounds = min(opts.rounds, 2)
+    return opts
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Entry point: a side's child process with ``--side``, else the driver."""
+    opts = parse_args(argv)
+    if opts.side:
+        child_main(opts)
+        return 0
+    return driver_main(opts)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""Compiles abandoned at a search's deadline: child compiles are stopped, queued thread compiles cancelled,
+and leaving the batch awaits none of them."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from tiletune.runtime.parallel_compile import CompileQueue, _TimedPool
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_an_abandoned_session_stops_its_children_and_settles_every_compile():
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env.update(PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests")]))
+    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "compile_abandon_worker.py")],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout)
+    assert out["children"] >= 1 and out["children_alive"] == 0
+    assert out["futures"] == 3 and out["settled"] == 3 and out["pending"] == 0
+    assert out["pools_left"] == 0 and out["later_batch_to_children"] == 0 and out["launcher"]
+
+
+def test_an_abandoned_thread_pool_cancels_queued_compiles_and_is_left_without_waiting():
+    queue = CompileQueue()
+    release = threading.Event()
+    started = threading.Event()
+
+    def running():
+        started.set()
+        release.wait(120)  # a compile still running when the deadline comes
+        return "late"
+
+    guard = threading.Timer(120, release.set)  # only a broken pool would still wait for it
+    guard.start()
+    try:
+        with _TimedPool(queue, max_workers=1) as pool:
+            queue.pool = pool
+            first = pool.submit(running)
+            queued = pool.submit(lambda: "never")
+            started.wait(60)
+            queue.abandon()
+        left_while_running = not release.is_set()
+    finally:
+        release.set()
+        guard.cancel()
+    assert left_while_running  # the with-block ended while the running compile still ran
+    assert queued.cancelled()
+    assert first.result(timeout=60) == "late"  # it finishes in the background; nobody waited for it
+    assert queue.abandoned

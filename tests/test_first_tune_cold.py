@@ -1,0 +1,93 @@
+"""bench/first_tune_cold.py: its dry run end to end, its summary against issue 25's goals, and the timeline."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tiletune.runtime import timeline
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from cold_report import summarize  # noqa: E402
+
+ROW_FIELDS = {"kernel", "source", "shape", "cold", "tiletune_first_s", "hand_first_s", "tiletune_over_best",
+              "hand_over_best", "configs_compiled", "configs_timed"}
+
+
+def _ev(kind, s, e):
+    return {"kind": kind, "label": "", "start_s": s, "end_s": e}
+
+
+def test_timeline_summary_merges_overlaps_counts_waves_and_idle():
+    events = [_ev("search", 0.0, 10.0), _ev("batch", 1.0, 9.0),
+              _ev("compile", 1.0, 3.0), _ev("compile", 2.0, 4.0),  # one wave of two
+              _ev("compile", 6.0, 7.0),  # a second wave
+              _ev("compile_wait", 1.0, 3.0), _ev("timing", 3.0, 5.0), _ev("timing", 4.0, 6.0),
+              _ev("retime", 9.0, 10.0)]
+    s = timeline.summary(events)
+    assert s["wall"] == 10.0
+    assert s["compile"] == 4.0  # 1-4 and 6-7
+    assert s["compile_waves"] == 2.0
+    assert s["timing"] == 3.0  # 3-6, the overlap counted once
+    assert s["idle"] == 10.0 - (5.0 + 1.0)  # main-thread work covers 1-6 and 9-10
+
+
+def test_timeline_records_only_between_start_and_stop():
+    with timeline.span("timing", "before"):
+        pass
+    assert not timeline.recording()
+    timeline.start()
+    with timeline.span("check", "a"):
+        pass
+    timeline.add("compile", "child", 0.0, 0.0)  # a child's compile on the same clock
+    events = timeline.stop()
+    assert sorted(e["kind"] for e in events) == ["check", "compile"]
+    assert {e["label"] for e in events} == {"a", "child"}
+    assert not timeline.recording()
+    assert timeline.stop() == []
+
+
+def _row(tt_s, hand_s, tt_best, hand_best, source="fixture"):
+    return {"kernel": "k", "source": source, "shape": {"M": 1}, "tiletune_first_s": tt_s, "hand_first_s": hand_s,
+            "tiletune_over_best": tt_best, "hand_over_best": hand_best, "reference": {"noise": 0.01}}
+
+
+def test_summary_checks_issue_25_goals():
+    rows = [_row(1.0, 2.0, 1.0, 1.1)] * 9 + [_row(1.0, 2.0, 1.01, 1.0, "torchao")] * 3
+    s = summarize(rows)
+    assert s["median_first_tune_over_hand"] == 0.5
+    assert s["goals"]["median_first_tune_over_hand"] and s["goals"]["pairs"]
+    assert s["goals"]["never_2pct_worse_than_hand"]
+    bad = summarize(rows + [_row(3.0, 2.0, 1.10, 1.0)])  # one slower first tune, 10% worse than its hand list
+    assert bad["worst_first_tune_over_hand"] == 1.5
+    assert bad["goals"]["no_first_tune_over_hand"] is False
+    assert bad["goals"]["worst_over_best"] is False
+    assert bad["goals"]["never_2pct_worse_than_hand"] is False
+
+
+@pytest.mark.slow
+def test_dry_run_writes_cold_rows_for_a_fixture_and_a_library_kernel(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "first_tune_cold.py"), "--dry-run", "--out",
+                           str(tmp_path)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    data = json.loads((tmp_path / "first_tune_cold.json").read_text())
+    rows = data["rows"]
+    assert {r["source"] for r in rows} == {"fixture", "fla-core"}
+    for r in rows:
+        assert ROW_FIELDS <= set(r), ROW_FIELDS - set(r)
+        assert r["cold"] is True
+        assert r["tiletune_first_s"] > 0 and r["hand_first_s"] > 0
+        assert r["tiletune_correct"] and r["hand_correct"]
+        assert r["tiletune_over_best"] is not None and r["hand_over_best"] is not None
+        assert r["configs_timed"] >= 1
+        assert "errors" not in r
+    assert data["timeline"]["events"] and data["timeline"]["summary"]["timing"] > 0
+    assert "| kernel |" in (tmp_path / "first_tune_cold.md").read_text()
+    assert proc.stdout.strip().splitlines()[-1].startswith("goals:")
