@@ -43,7 +43,7 @@ Not modelled (left to the analysis' figure by :func:`ub_bytes` returning None):
 kernels the analysis
 could not follow completely (``KernelSpec.incomplete`` other than unknown
 ops; a data tile of unknown shape), nodes from helper
-functions in other files or outside the kernel's lines, tiles of unknown
+functions in other files or outside the kernel's lines (scalars from them are fine), tiles of unknown
 shape.  Extra scratch some vector instructions allocate (``ExtraBufferOpInterface``)
 is not counted.
 """
@@ -140,8 +140,8 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
     data: dict = {}
     for n in order:
         a = attrs[n]
-        if not (lo <= (a.get("line") or 0) <= hi):
-            return None  # a node from a helper: its lines say nothing about this kernel's loops
+        if not (lo <= (a.get("line") or 0) <= hi) and a.get("shape") != []:
+            return None  # a tile from a helper: its lines say nothing about this kernel's loops (scalars hold no UB)
         data[n] = a["kind"] in _DATA_SOURCES or any(data.get(p, False) for p in g.predecessors(n))
 
     lines = {n: attrs[n].get("line") or 0 for n in order}
