@@ -83,33 +83,53 @@ def _flaggems_configs(spec: dict) -> list[dict]:
     return out
 
 
-def flaggems_entries(root: Path) -> list[dict[str, Any]]:
-    """One entry per (kernel with an Ascend tuned-config list, config, dtype fp16/fp32)."""
-    import yaml
-
-    tuned = yaml.safe_load((root / FLAGGEMS_BACKEND / "tune_configs.yaml").read_text())
+def _tuned_kernels(root: Path, folder: Path, tuned: dict) -> list[tuple[str, Path, Any]]:
+    """(op name, file, kernel spec) of every kernel under ``folder`` tuned by ``get_tuned_config(op)``."""
     out = []
-    for path in sorted((root / FLAGGEMS_BACKEND).rglob("*.py")):
-        if "get_tuned_config(" not in path.read_text(errors="replace"):
+    for path in sorted(folder.rglob("*.py")):
+        source = path.read_text(errors="replace")
+        if "get_tuned_config(" not in source:
             continue
         try:
             module = analyze_file(str(path))
         except Exception:  # noqa: BLE001 - a file the analyser cannot read is reported by its own tests
             continue
+        lines = source.splitlines()
         for spec in module.kernels:
-            text = (spec.autotune.other or {}).get("configs", "") if spec.autotune else ""
-            m = re.search(r'get_tuned_config\(\s*["\']([^"\']+)', text or "")
-            if not m or m.group(1) not in tuned:
-                continue
-            tiling = {p.name for p in spec.params}
-            for i, cfg in enumerate(_flaggems_configs(tuned[m.group(1)])):
-                cfg = {k: v for k, v in cfg.items() if k in tiling}
-                for dt in ("fp16", "fp32"):
-                    out.append({"id": f"flaggems:{m.group(1)}:{spec.name}:{i}:{dt}", "abs": str(path),
-                                "file": "FlagGems:" + str(path.relative_to(root)), "kernel": spec.name, "config": cfg, "shapes": {},
-                                "dtypes": {p.name: dt for p in spec.params if p.is_pointer}, "label": "shipped",
-                                "source": f"FlagGems {FLAGGEMS_BACKEND}/tune_configs.yaml '{m.group(1)}'",
-                                "target": "ascend910b3"})
+            # the decorators' text: triton.autotune or FlagGems' own libtuner(configs=runtime.get_tuned_config(...))
+            first = min((d.span.line for d in spec.decorators), default=spec.span.line)
+            m = re.search(r'get_tuned_config\(\s*["\']([^"\']+)', "\n".join(lines[first - 1:spec.span.line]))
+            if m and m.group(1) in tuned:
+                out.append((m.group(1), path, spec))
+    return out
+
+
+def flaggems_entries(root: Path) -> list[dict[str, Any]]:
+    """One entry per (kernel tuned by an Ascend config list, config, dtype fp16/fp32).
+
+    The Ascend ``tune_configs.yaml`` tunes the backend's own kernels and, for
+    ops the backend does not replace, the generic kernels under
+    ``src/flag_gems/ops`` and ``src/flag_gems/fused``.
+    """
+    import yaml
+
+    tuned = yaml.safe_load((root / FLAGGEMS_BACKEND / "tune_configs.yaml").read_text())
+    found = _tuned_kernels(root, root / FLAGGEMS_BACKEND, tuned)
+    replaced = {op for op, _, _ in found}
+    for generic in ("src/flag_gems/ops", "src/flag_gems/fused"):
+        if (root / generic).is_dir():
+            found += [x for x in _tuned_kernels(root, root / generic, tuned) if x[0] not in replaced]
+    out = []
+    for op, path, spec in found:
+        tiling = {p.name for p in spec.params}
+        for i, cfg in enumerate(_flaggems_configs(tuned[op])):
+            cfg = {k: v for k, v in cfg.items() if k in tiling}
+            for dt in ("fp16", "fp32"):
+                out.append({"id": f"flaggems:{op}:{spec.name}:{i}:{dt}", "abs": str(path),
+                            "file": "FlagGems:" + str(path.relative_to(root)), "kernel": spec.name, "config": cfg,
+                            "shapes": {}, "dtypes": {p.name: dt for p in spec.params if p.is_pointer},
+                            "label": "shipped", "source": f"FlagGems {FLAGGEMS_BACKEND}/tune_configs.yaml '{op}'",
+                            "target": "ascend910b3"})
     return out
 
 

@@ -43,7 +43,7 @@ Not modelled (left to the analysis' figure by :func:`ub_bytes` returning None):
 kernels the analysis
 could not follow completely (``KernelSpec.incomplete`` other than unknown
 ops; a data tile of unknown shape), nodes from helper
-functions in other files or outside the kernel's lines, tiles of unknown
+functions in other files or outside the kernel's lines (scalars from them are fine), tiles of unknown
 shape.  Extra scratch some vector instructions allocate (``ExtraBufferOpInterface``)
 is not counted.
 """
@@ -51,6 +51,7 @@ is not counted.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 from typing import Optional
@@ -71,9 +72,8 @@ def _structure(spec: KernelSpec) -> Optional[tuple[list, list]]:
     ``(then lines, else lines)``; None without the source."""
     if not spec.file or not Path(spec.file).is_file():
         return None
-    try:
-        tree = ast.parse(Path(spec.file).read_text())
-    except SyntaxError:
+    tree = _parse(str(spec.file), Path(spec.file).stat().st_mtime_ns)
+    if tree is None:
         return None
 
     def lines(stmts) -> tuple[int, int]:
@@ -85,6 +85,15 @@ def _structure(spec: KernelSpec) -> Optional[tuple[list, list]]:
             ifs = [(lines(n.body), lines(n.orelse)) for n in ast.walk(fn) if isinstance(n, ast.If) and n.orelse]
             return loops, ifs
     return None
+
+
+@functools.lru_cache(maxsize=32)
+def _parse(path: str, mtime_ns: int) -> Optional[ast.Module]:
+    """The parsed source of a kernel file (cached per path and modification time; never run)."""
+    try:
+        return ast.parse(Path(path).read_text())
+    except (SyntaxError, OSError, UnicodeDecodeError):
+        return None
 
 
 def _side(line: int, branches) -> Optional[int]:
@@ -131,19 +140,22 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
     data: dict = {}
     for n in order:
         a = attrs[n]
-        if not (lo <= (a.get("line") or 0) <= hi):
-            return None  # a node from a helper: its lines say nothing about this kernel's loops
+        if not (lo <= (a.get("line") or 0) <= hi) and a.get("shape") != []:
+            return None  # a tile from a helper: its lines say nothing about this kernel's loops (scalars hold no UB)
         data[n] = a["kind"] in _DATA_SOURCES or any(data.get(p, False) for p in g.predecessors(n))
 
+    lines = {n: attrs[n].get("line") or 0 for n in order}
+    enclosing = {n: [L for L in loops if L[0] <= lines[n] <= L[1]] for n in order}
+    bounds = {L: [pos[m] for m in order if L[0] <= lines[m] <= L[1]] or [0] for L in loops}
+
     def in_loops(n) -> list[tuple[int, int]]:
-        line = attrs[n].get("line") or 0
-        return [L for L in loops if L[0] <= line <= L[1]]
+        return enclosing.get(n, [])
 
     def last_index(L) -> int:
-        return max((pos[m] for m in order if L[0] <= (attrs[m].get("line") or 0) <= L[1]), default=0)
+        return max(bounds[L])
 
     def first_index(L) -> int:
-        return min((pos[m] for m in order if L[0] <= (attrs[m].get("line") or 0) <= L[1]), default=0)
+        return min(bounds[L])
 
     cube = _cube_nodes(g, order, attrs)
     shp: dict = {}
@@ -260,10 +272,16 @@ def _shape(g, n, a: dict, known: dict) -> Optional[list]:
     return None
 
 
+#: At most this many live sets per statement from splitting ``if`` sides (beyond: not split, an overcount).
+MAX_SPLITS = 16
+
+
 def _one_side_each(live: list, sides: list, n_ifs: int) -> list:
-    """The live set split so that no set holds buffers of both sides of one ``if``."""
+    """The live set split so that no set holds buffers of both sides of one ``if`` (up to :data:`MAX_SPLITS`)."""
     out = [frozenset(live)]
     for k in range(n_ifs):
+        if len(out) * 2 > MAX_SPLITS:
+            break
         nxt = []
         for s in out:
             both = {sides[i][k] for i in s} - {None}
