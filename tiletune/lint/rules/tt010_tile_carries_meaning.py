@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..diagnostic import Diagnostic
-from ..registry import Invalid, LintContext, Rule
+from ..rule import Invalid, LintContext, Rule
 from ._kernel import param_by_name, tiletune_searches, tunability_of
 
 __all__ = ["TileCarriesMeaning"]
