@@ -400,15 +400,10 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
 
     def _disk_cache(self, target_name: str) -> Any:
         if self._disk is None:
-            from .cache import TuningCache, code_identity, environment_fingerprint
+            from .cache import TuningCache, environment_fingerprint
 
-            spec = self.spec()  # the file name covers the @triton.jit helpers the kernel calls, too
-            helpers = dict(getattr(spec, "helpers", None) or {})
-            triton_key = _live.identity_digest(self._inner)  # and what Triton's own kernel identity covers
-            if triton_key is not None:
-                helpers["<triton cache_key>"] = triton_key
-            self._disk = TuningCache(self.kernel_name, code_identity(self.source, helpers),
-                                     kind="kernel", fingerprint=environment_fingerprint(target_name))
+            self._disk = TuningCache(self.kernel_name, self._identity(), kind="kernel",
+                                     fingerprint=environment_fingerprint(target_name))
         return self._disk
 
     # ================================================================ tuning (once per key)
@@ -495,11 +490,22 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
         self.cache[key] = config
         self._fast[key] = (config, config.all_kwargs())
 
+    def _identity(self) -> str:
+        """The text whose hash names this kernel's cache file and its tuning log: the live source, the
+        @triton.jit helpers it calls, and what Triton's own kernel identity covers (constexpr globals)."""
+        from .cache import code_identity
+
+        helpers = dict(getattr(self.spec(), "helpers", None) or {})
+        triton_key = _live.identity_digest(self._inner)
+        if triton_key is not None:
+            helpers["<triton cache_key>"] = triton_key
+        return code_identity(self.source, helpers)
+
     def _source_hash(self) -> str:
         """The hash that names this kernel's cache file and its tuning log (the same one for both)."""
-        from .cache import code_identity, source_hash
+        from .cache import source_hash
 
-        return source_hash(code_identity(self.source, getattr(self.spec(), "helpers", None)))
+        return source_hash(self._identity())
 
     def _space(self, launch_const: Mapping[str, Any]) -> dict:
         """What besides the key decides the winner (part of the disk key)."""

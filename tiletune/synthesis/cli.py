@@ -134,7 +134,9 @@ def _int(value: str, what: str, name: str) -> int:
         number = int(value, 0)
     except ValueError:
         raise _UsageError(f"--{what} {name}={value!r}: not an integer") from None
-    if not 0 <= number <= MAX_SHAPE:
+    if number < 0:
+        raise _UsageError(f"--{what} {name}={value}: out of range: sizes must be positive (0 to {MAX_SHAPE})")
+    if number > MAX_SHAPE:
         raise _UsageError(f"--{what} {name}={value}: out of range; give a size between 0 and {MAX_SHAPE}")
     return number
 
