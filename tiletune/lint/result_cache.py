@@ -95,8 +95,10 @@ class LintCache:
 
     def key(self, path: str) -> Optional[str]:
         """The key of ``path``'s results now, or None when the file cannot be read (never cached)."""
+        from tiletune.files import read_regular_bytes
+
         try:
-            data = Path(path).read_bytes()
+            data = read_regular_bytes(path)  # never blocks on a FIFO, never reads a device
         except OSError:
             return None
         h = hashlib.sha256(self._salt.encode())
