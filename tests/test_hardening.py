@@ -347,3 +347,34 @@ def test_function_tuner_warns_naming_a_config_that_has_not_returned_by_its_timeo
     assert woke == [True], "the stuck config was never named while it ran"
     said = [str(w.message) for w in caught if "has run for more than" in str(w.message)]
     assert len(said) == 1 and "{mode='stuck'}" in said[0] and "autotune_timeout_s=1" in said[0], said
+
+
+# ----- 10. a candidate that faults costs the search that candidate, not the user's process ----------------
+def test_a_candidate_that_kills_its_worker_is_left_out_and_the_process_goes_on(fresh_cache, monkeypatch):
+    """TILETUNE_ISOLATE_FIRST_LAUNCH=1: each candidate's first launch runs in a worker on copies of the
+    tensors; the worker kills itself (SIGSEGV) after launching any UNROLL=2 candidate, as a GPU fault would."""
+    monkeypatch.setenv("TILETUNE_ISOLATE_FIRST_LAUNCH", "1")
+    monkeypatch.setenv("TILETUNE_ISOLATE_FAULT_INJECT", "UNROLL=2")
+    n = 100
+    x = torch.arange(n, dtype=torch.float32)
+    out = torch.zeros(n)
+    kernel = tiletune.autotune(configs=[], key=["n"], hints={"UNROLL": [1, 2]})(hk.unrolled_copy)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kernel[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, out, n)
+    assert torch.equal(out, x * 2)
+    assert kernel.best_config.kwargs["UNROLL"] == 1
+    said = [str(w.message) for w in caught if "killed the worker process" in str(w.message)]
+    assert said and all("UNROLL=2" in s and "signal 11" in s for s in said), said
+    timed = {c.kwargs["UNROLL"]: t for c, t in kernel.configs_timings.items()}
+    assert 1 in timed  # the survivors were measured in this process
+
+
+def test_without_the_switch_no_worker_runs(fresh_cache, monkeypatch):
+    monkeypatch.delenv("TILETUNE_ISOLATE_FIRST_LAUNCH", raising=False)
+    monkeypatch.setenv("TILETUNE_ISOLATE_FAULT_INJECT", "UNROLL=")
+    n = 100
+    x, out = torch.arange(n, dtype=torch.float32), torch.zeros(n)
+    kernel = tiletune.autotune(configs=[], key=["n"], hints={"UNROLL": [1, 2]})(hk.unrolled_copy)
+    (_, said) = _caught(lambda: kernel[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, out, n))
+    assert torch.equal(out, x * 2) and {c.kwargs["UNROLL"] for c in kernel.configs_timings} == {1, 2}
