@@ -37,3 +37,11 @@ def variant_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr, VARIANT: tl.constexpr):
     if VARIANT == 0:  # this variant fails when launched (a range that is not a power of two)
         offs = offs + tl.sum(tl.arange(0, 3), axis=0) * 0
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+
+@triton.jit
+def unrolled_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr, UNROLL: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.static_assert(UNROLL > 0)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)

@@ -56,17 +56,22 @@ def test_npu_without_torch_npu_is_a_clear_error():
 
 
 def test_wall_measures_the_call():
-    import time
-
+    """Each call 'takes' 2 ms on a VirtualClock: an estimating call, then as many as fit in the 10 ms
+    budget, whatever the machine's speed (a real sleep overshot the budget under load: 1 call only)."""
     calls = []
+    clock = bench.VirtualClock()
 
     def fn():
         calls.append(1)
-        time.sleep(0.002)
+        clock.advance(2.0)
 
-    ms = bench.bench_wall(fn, warmup=0, rep=10)
-    assert 1.5 <= ms < 50
-    assert len(calls) >= 2  # an estimating call, then at least one timed
+    previous = bench.set_clock(clock)
+    try:
+        ms = bench.bench_wall(fn, warmup=0, rep=10)
+    finally:
+        bench.set_clock(previous)
+    assert ms == 2.0
+    assert len(calls) == 1 + 5  # the estimating call, then 10 ms / 2 ms timed calls
 
 
 def test_wall_without_budget_uses_the_estimating_call():

@@ -14,8 +14,9 @@ Options come from the command line (``--target``, ``--select``,
 
 Robustness (issue 26): the message loop (:mod:`tiletune.lint.lsp_io`) logs
 and skips a malformed header or body and keeps serving; a URI that was never
-opened gets empty results; linting runs in one worker thread, off the request
-loop, at most one analysis per document at a time, and only the newest
+opened gets empty results; linting runs in one spawned worker process (a
+thread would not do: parsing a 1 MB document holds the GIL for seconds), off
+the request loop, at most one analysis per document at a time, and only the newest
 version is analysed next (a burst of changes never queues stale work); a
 ``codeAction`` waits at most ``ANSWER_WITHIN_S`` for the current version's
 findings and otherwise answers with none.  Every analysis is logged to the
@@ -63,6 +64,7 @@ class TiletuneLanguageServer(LanguageServer):
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self._running: dict[str, Any] = {}  # uri -> the future of its analysis in a worker thread
         self.answer_within_s = ANSWER_WITHIN_S
+        self._pool: Any = None  # the worker process that lints (started on first use)
 
     def configure(self, options: Any) -> None:
         """Apply ``initializationOptions`` (a dict; unknown keys ignored)."""
@@ -99,6 +101,26 @@ class TiletuneLanguageServer(LanguageServer):
             pass
         finally:
             self.shutdown()
+            self._stop_pool()
+
+    def _worker_pool(self) -> Any:
+        """The one worker process analyses run in (spawned: a 1 MB parse holds a thread's GIL for seconds,
+        so only another process keeps the request loop answering)."""
+        if self._pool is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        return self._pool
+
+    def _stop_pool(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        processes = list(getattr(pool, "_processes", {}).values())  # a running analysis must not delay exit
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.kill()
 
     def _open_document(self, uri: str) -> Any:
         """The open document ``uri`` (None for a URI the client never opened: never read from disk)."""
@@ -150,7 +172,13 @@ class TiletuneLanguageServer(LanguageServer):
             return
         key = self._key(doc)
         self._say(f"tiletune: analysing {uri} version {doc.version}")
-        future = _in_thread(loop, _lint, doc.source, doc.path or uri, self.target, self.codes)
+        try:
+            future = loop.run_in_executor(self._worker_pool(), _lint, doc.source, doc.path or uri, self.target,
+                                          self.codes)
+        except Exception as exc:  # noqa: BLE001 - no worker process (a broken pool): lint in a thread instead
+            log.warning("tiletune lsp: no lint worker process (%s); linting in a thread", exc)
+            self._stop_pool()
+            future = _in_thread(loop, _lint, doc.source, doc.path or uri, self.target, self.codes)
         self._running[uri] = future
         future.add_done_callback(lambda f: self._finished(uri, key, f))
 
@@ -160,6 +188,10 @@ class TiletuneLanguageServer(LanguageServer):
             diags = future.result()
         except Exception as exc:  # noqa: BLE001 - lint_source reports its own failures; anything else is logged
             log.error("tiletune lsp: linting %s failed: %s", uri, exc)
+            from concurrent.futures.process import BrokenProcessPool
+
+            if isinstance(exc, BrokenProcessPool):
+                self._stop_pool()  # the worker died (a crash in a parser): the next analysis starts another
             return
         self._cache[uri] = (key, diags)
         doc = self._open_document(uri)

@@ -48,6 +48,7 @@ from . import decision as _decision
 from . import distributed as _dd
 from . import protect as _protect
 from .binding import Binder, base_function, tensor_dtypes
+from . import isolate as _isolate
 from .cache_validate import kernel_entry_problems
 from .candidates import CandidatesStage, MetaParameterConflict
 from .env import env_on
@@ -424,7 +425,7 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
             def tune() -> tuple:
                 protection = _protect.kernel_protection(self, problem)  # configs=[]: inputs it writes into
                 with _decision.protect_side_effects(f"kernel {self.kernel_name!r}", problem.bound, protection), \
-                        _protect.after_each_launch(self, protection):
+                        _protect.after_each_launch(self, protection), _isolate.first_launches(self):
                     config, extra = self._search(args, kwargs, problem, pg, started=started)
                 return config, self._entry(config, extra), extra
 

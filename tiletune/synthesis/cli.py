@@ -134,10 +134,8 @@ def _int(value: str, what: str, name: str) -> int:
         number = int(value, 0)
     except ValueError:
         raise _UsageError(f"--{what} {name}={value!r}: not an integer") from None
-    if number < 0:
-        raise _UsageError(f"--{what} {name}={value}: out of range: sizes must be positive (0 to {MAX_SHAPE})")
-    if number > MAX_SHAPE:
-        raise _UsageError(f"--{what} {name}={value}: out of range; give a size between 0 and {MAX_SHAPE}")
+    if number > MAX_SHAPE:  # (sizes below 1 are refused by the argument checks, naming that)
+        raise _UsageError(f"--{what} {name}={value}: out of range; give a size of at most {MAX_SHAPE}")
     return number
 
 
