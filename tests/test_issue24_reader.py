@@ -184,3 +184,17 @@ def test_tuple_indexed_by_a_static_range_variable():
     ''')).kernel("k")
     assert spec.complete, spec.incomplete
     assert [[str(d) for d in a.shape] for a in spec.accesses] == [["BLOCK"]] * 2
+
+
+def test_gluon_kernel_is_incomplete_with_a_named_reason():
+    spec = analyze_source(textwrap.dedent('''
+        from triton.experimental import gluon
+        from triton.experimental.gluon import language as gl
+
+        @gluon.jit
+        def k(x_ptr, BLOCK: gl.constexpr):
+            layout: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+            offs = gl.arange(0, BLOCK, layout=layout)
+            gl.store(x_ptr + offs, gl.load(x_ptr + offs) * 2)
+    ''')).kernel("k")
+    assert not spec.complete and "Gluon kernel" in spec.incomplete[0]
