@@ -317,6 +317,8 @@ def time_only(checkout: str = "") -> None:
         # an editable install's import hook would win over sys.path: drop it for this process
         sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
         sys.path.insert(0, str(Path(checkout).resolve()))
+        for name in [m for m in sys.modules if m == "tiletune" or m.startswith("tiletune.")]:
+            del sys.modules[name]  # imported above from wherever came first: time the checkout's
     from tiletune.analysis import analyze_file
 
     for package in corpus.LIBRARIES:
