@@ -162,3 +162,39 @@ def test_host_descriptor_block_shape_through_launch_variables():
     spec = analyze_file(PKG / "tiles.py").kernel("desc_copy_kernel")
     assert spec.complete, spec.incomplete
     assert [[str(d) for d in a.shape] for a in spec.accesses] == [["BLOCK_M", "BLOCK_N"]] * 2
+
+
+def test_tuple_indexed_by_a_static_range_variable():
+    spec = analyze_source(textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, y_ptr, BLOCK: tl.constexpr, STEPS: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs)
+            parts = ()
+            for s in tl.static_range(STEPS):
+                x = x * 2
+                parts += (x, x + 1)
+            acc = tl.zeros([BLOCK], dtype=tl.float32)
+            for s in tl.static_range(STEPS):
+                acc += parts[2 * s + 1]
+            tl.store(y_ptr + offs, acc)
+    ''')).kernel("k")
+    assert spec.complete, spec.incomplete
+    assert [[str(d) for d in a.shape] for a in spec.accesses] == [["BLOCK"]] * 2
+
+
+def test_gluon_kernel_is_incomplete_with_a_named_reason():
+    spec = analyze_source(textwrap.dedent('''
+        from triton.experimental import gluon
+        from triton.experimental.gluon import language as gl
+
+        @gluon.jit
+        def k(x_ptr, BLOCK: gl.constexpr):
+            layout: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+            offs = gl.arange(0, BLOCK, layout=layout)
+            gl.store(x_ptr + offs, gl.load(x_ptr + offs) * 2)
+    ''')).kernel("k")
+    assert not spec.complete and "Gluon kernel" in spec.incomplete[0]

@@ -164,6 +164,9 @@ class CallOps:
         if name in NO_VALUE:
             self._eval_args(node)
             return NONE
+        if name == "_log2":  # ``tl.standard._log2(n)``: a compile-time int (a loop count)
+            self._eval_args(node)
+            return Val(shape=(), weak=True, dtype="int32")
         if name in TL_DTYPES and name not in ELEMENTWISE:
             self._eval_args(node)
             return Val(kind="dtype", shape=None, dtype=TL_DTYPES[name])

@@ -277,6 +277,20 @@ class ExprEval:
             left = right
         return out if out is not None else UNKNOWN
 
+    @staticmethod
+    def _same_shaped_item(base: Val, idx: list) -> Optional[Val]:
+        """``t[i]`` with ``i`` not known at analysis time (a ``tl.static_range`` variable): one of
+        the items, so known when every item is a value of the same known shape."""
+        if len(idx) != 1 or idx[0].kind != "value" or idx[0].shape != () or not base.items:
+            return None
+        first = base.items[0]
+        if any(it.kind != "value" or it.shape is None or it.shape != first.shape for it in base.items):
+            return None
+        out = first
+        for it in base.items[1:]:
+            out = join_vals(out, it)
+        return out
+
     def ev_subscript(self, node: cst.Subscript) -> Val:
         base = self.ev(node.value)
         idx = []
@@ -299,6 +313,9 @@ class ExprEval:
                 lo = self._int_literal(s.lower)
                 hi = self._int_literal(s.upper)
                 return Val(kind="tuple", shape=None, items=base.items[lo:hi])
+            same = self._same_shaped_item(base, idx)
+            if same is not None:
+                return same
             self.gap(node, "unknown op", f"tuple subscript {node_text(node)} not understood")
             return UNKNOWN
         if base.kind != "value":

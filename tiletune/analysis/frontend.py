@@ -171,6 +171,12 @@ def _analyze_module(source: str, file: Optional[str], force: _Force, project: bo
         try:
             fill_declaration(info, func, spec, jit_call)
             read_heuristics(index, func, spec)
+            if any(d.kind == "jit" and "gluon" in info.resolve(d.qualname.split("(")[0])[0].split(".")
+                   for d in spec.decorators):
+                spec.incomplete.append(
+                    f"unknown op: line {spec.span.line}: {spec.name} is a Gluon kernel (@gluon.jit): its explicit "
+                    "layouts and warp-level operations are not read by the static reader; give it hand-written configs"
+                )
             spec.launches = launch_map.get(id(func), [])
             if project and file and not scope:
                 spec.project_launches = _project_launches(file, spec.name)
