@@ -311,10 +311,17 @@ def run(libraries: List[str], stubs: Sequence[str] = ()) -> Dict[str, Any]:
                         row.update({"kernel": spec.name, "lowered": False, "complete": not spec.incomplete,
                                     "reason": f"harness: {type(exc).__name__}: {str(exc)[:160]}"})
                 rows.append(row)
+    summary = summarize(rows, libraries)
+    summary["stubbed_modules"] = sorted(finder.stubbed)
+    return {"summary": summary, "rows": rows}
+
+
+def summarize(rows: List[Dict[str, Any]], libraries: Sequence[str]) -> Dict[str, Any]:
+    """Agreement counts over the rows (per library, overall) and the commonest reasons for not lowering."""
     lowered = [r for r in rows if r.get("lowered")]
     agree = [r for r in lowered if not r["problems"]]
     confident_wrong = [r for r in lowered if r["problems"] and r["complete"]]
-    summary = {
+    return {
         "kernels_with_tiling": len(rows),
         "lowered": len(lowered),
         "agree": len(agree),
@@ -323,10 +330,8 @@ def run(libraries: List[str], stubs: Sequence[str] = ()) -> Dict[str, Any]:
         "by_library": {lib: {"kernels": sum(r["library"] == lib for r in rows),
                              "lowered": sum(r["library"] == lib and bool(r.get("lowered")) for r in rows),
                              "agree": sum(r["library"] == lib for r in agree)} for lib in libraries},
-        "stubbed_modules": sorted(finder.stubbed),
         "not_lowered_reasons": Counter((r.get("reason") or "")[:60] for r in rows if not r.get("lowered")).most_common(8),
     }
-    return {"summary": summary, "rows": rows}
 
 
 def write_md(report: Dict[str, Any], path: Path, command: str) -> None:
@@ -355,6 +360,7 @@ def main() -> int:
     """CLI: run the harness and write the results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--library", action="append", help="only these libraries (default: all five)")
+    parser.add_argument("--merge", nargs="+", metavar="PART.json", help="join the JSON of parts run separately")
     parser.add_argument("--stub", action="append", help="another missing third-party package to stand in for")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "static_vs_ir"))
     args = parser.parse_args()
@@ -363,12 +369,23 @@ def main() -> int:
         return 2
     libs = args.library or list(LIBRARIES)
     t0 = time.perf_counter()
-    report = run(libs, list(STUBS) + (args.stub or []))
-    report["summary"]["seconds"] = round(time.perf_counter() - t0, 1)
+    if args.merge:  # parts run side by side (--library ... --out PART), joined into one report
+        parts = [json.loads(Path(m).read_text()) for m in args.merge]
+        rows = [r for part in parts for r in part["rows"]]
+        report = {"summary": summarize(rows, libs), "rows": rows}
+        report["summary"]["seconds"] = round(sum(p["summary"].get("seconds", 0) for p in parts), 1)
+        report["summary"]["stubbed_modules"] = sorted({m for p in parts for m in p["summary"].get("stubbed_modules", [])})
+    else:
+        report = run(libs, list(STUBS) + (args.stub or []))
+        report["summary"]["seconds"] = round(time.perf_counter() - t0, 1)
     out = Path(args.out)
+    command = "python bench/static_vs_ir.py" + "".join(f" --library {x}" for x in args.library or [])
+    if args.merge:
+        command = "; ".join([*(p["summary"].get("command", "a part") for p in parts), command + " --merge " +
+                             " ".join(args.merge)])
+    report["summary"]["command"] = command
     out.with_suffix(".json").write_text(json.dumps(report, indent=1, default=str))
-    write_md(report, out.with_suffix(".md"), "python bench/static_vs_ir.py" +
-             "".join(f" --library {x}" for x in args.library or []))
+    write_md(report, out.with_suffix(".md"), command)
     print(json.dumps(report["summary"], indent=1, default=str))
     return 0
 
