@@ -228,7 +228,7 @@ def check_kernel(spec: Any, jf: Any) -> Dict[str, Any]:
             other = lower_facts(jf, sig, {**values, p.name: v * 2})
         except LoweringError:
             continue
-        # a tile, a dot or a loop's step: a loop bound alone is a size, not a tile (static's definition)
+        # a tile (memory or register), a dot or a loop's step: a loop bound alone is a size (static's definition)
         if other.tile_signature() != base.tile_signature() or _steps(other) != _steps(base):
             ir_tiling.add(p.name)
     row["lower_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
@@ -275,7 +275,8 @@ def run(libraries: List[str], stubs: Sequence[str] = ()) -> Dict[str, Any]:
         if root is None:
             continue
         sys.path.insert(0, str(root.parent))
-        for path in corpus.library_files(lib):
+        # Ascend backends last: importing them switches some libraries' process-wide device checks to NPU
+        for path in sorted(corpus.library_files(lib), key=lambda f: ("ascend" in str(f), str(f))):
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
