@@ -81,6 +81,9 @@ class _StubMeta(type):
     def __getitem__(cls, item: Any) -> Any:
         return cls
 
+    def __bool__(cls) -> bool:  # "is this feature available?" answers no
+        return False
+
 
 class _StubModule(types.ModuleType):
     """A missing third-party module: every attribute is a stub (host code only; kernels never use it)."""
@@ -225,7 +228,7 @@ def check_kernel(spec: Any, jf: Any) -> Dict[str, Any]:
             other = lower_facts(jf, sig, {**values, p.name: v * 2})
         except LoweringError:
             continue
-        # a tile, a dot or a loop's step: a loop bound alone is a size, not a tile (static's definition)
+        # a tile (memory or register), a dot or a loop's step: a loop bound alone is a size (static's definition)
         if other.tile_signature() != base.tile_signature() or _steps(other) != _steps(base):
             ir_tiling.add(p.name)
     row["lower_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
@@ -238,21 +241,23 @@ def check_kernel(spec: Any, jf: Any) -> Dict[str, Any]:
     problems = []
     if set(row["static_tiling"]) != ir_tiling:
         problems.append(f"tiling set: static {row['static_tiling']}, IR {row['ir_tiling']}")
-    # the static reading specialised with the probe's fixed values, as a launch specialises it
-    fixed = {k: v for k, v in values.items() if k not in static_tiling and (v is None or isinstance(v, (bool, int)))}
-    try:
-        from tiletune.analysis.frontend import analyze_source
-
-        spec = analyze_source(Path(spec.file).read_text(), spec.file, constants=fixed).kernel(spec.name) if spec.file \
-            else spec
-    except Exception:  # the unspecialised reading stands
-        pass
     st = _static_shapes(spec, values)
     ir = _ir_shapes(base)
-    if st is not None and st != ir:
-        problems.append(f"tile shapes: static {sorted(st)}, IR {sorted(ir)}")
     sd = _static_dots(spec, values)
     idots = sorted({(d.m, d.n, d.k) for d in base.dots})
+    if (st is not None and st != ir) or (sd is not None and sd != idots):
+        # the static reading specialised with the probe's fixed values, as a launch specialises it
+        # (only on a mismatch: analysing a whole file again per kernel is the harness's slowest step)
+        fixed = {k: v for k, v in values.items() if k not in static_tiling and (v is None or isinstance(v, (bool, int)))}
+        try:
+            from tiletune.analysis.frontend import analyze_source
+
+            spec = analyze_source(Path(spec.file).read_text(), spec.file, constants=fixed).kernel(spec.name)
+            st, sd = _static_shapes(spec, values), _static_dots(spec, values)
+        except Exception:  # the unspecialised reading stands
+            pass
+    if st is not None and st != ir:
+        problems.append(f"tile shapes: static {sorted(st)}, IR {sorted(ir)}")
     if sd is not None and sd != idots:
         problems.append(f"dot extents: static {sd}, IR {idots}")
     row["static_unknown"] = [w for w, v in (("tile shapes", st), ("dot extents", sd)) if v is None]
@@ -270,7 +275,8 @@ def run(libraries: List[str], stubs: Sequence[str] = ()) -> Dict[str, Any]:
         if root is None:
             continue
         sys.path.insert(0, str(root.parent))
-        for path in corpus.library_files(lib):
+        # Ascend backends last: importing them switches some libraries' process-wide device checks to NPU
+        for path in sorted(corpus.library_files(lib), key=lambda f: ("ascend" in str(f), str(f))):
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
@@ -306,10 +312,17 @@ def run(libraries: List[str], stubs: Sequence[str] = ()) -> Dict[str, Any]:
                         row.update({"kernel": spec.name, "lowered": False, "complete": not spec.incomplete,
                                     "reason": f"harness: {type(exc).__name__}: {str(exc)[:160]}"})
                 rows.append(row)
+    summary = summarize(rows, libraries)
+    summary["stubbed_modules"] = sorted(finder.stubbed)
+    return {"summary": summary, "rows": rows}
+
+
+def summarize(rows: List[Dict[str, Any]], libraries: Sequence[str]) -> Dict[str, Any]:
+    """Agreement counts over the rows (per library, overall) and the commonest reasons for not lowering."""
     lowered = [r for r in rows if r.get("lowered")]
     agree = [r for r in lowered if not r["problems"]]
     confident_wrong = [r for r in lowered if r["problems"] and r["complete"]]
-    summary = {
+    return {
         "kernels_with_tiling": len(rows),
         "lowered": len(lowered),
         "agree": len(agree),
@@ -318,10 +331,8 @@ def run(libraries: List[str], stubs: Sequence[str] = ()) -> Dict[str, Any]:
         "by_library": {lib: {"kernels": sum(r["library"] == lib for r in rows),
                              "lowered": sum(r["library"] == lib and bool(r.get("lowered")) for r in rows),
                              "agree": sum(r["library"] == lib for r in agree)} for lib in libraries},
-        "stubbed_modules": sorted(finder.stubbed),
         "not_lowered_reasons": Counter((r.get("reason") or "")[:60] for r in rows if not r.get("lowered")).most_common(8),
     }
-    return {"summary": summary, "rows": rows}
 
 
 def write_md(report: Dict[str, Any], path: Path, command: str) -> None:
@@ -350,6 +361,7 @@ def main() -> int:
     """CLI: run the harness and write the results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--library", action="append", help="only these libraries (default: all five)")
+    parser.add_argument("--merge", nargs="+", metavar="PART.json", help="join the JSON of parts run separately")
     parser.add_argument("--stub", action="append", help="another missing third-party package to stand in for")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "static_vs_ir"))
     args = parser.parse_args()
@@ -358,12 +370,23 @@ def main() -> int:
         return 2
     libs = args.library or list(LIBRARIES)
     t0 = time.perf_counter()
-    report = run(libs, list(STUBS) + (args.stub or []))
-    report["summary"]["seconds"] = round(time.perf_counter() - t0, 1)
+    if args.merge:  # parts run side by side (--library ... --out PART), joined into one report
+        parts = [json.loads(Path(m).read_text()) for m in args.merge]
+        rows = [r for part in parts for r in part["rows"]]
+        report = {"summary": summarize(rows, libs), "rows": rows}
+        report["summary"]["seconds"] = round(sum(p["summary"].get("seconds", 0) for p in parts), 1)
+        report["summary"]["stubbed_modules"] = sorted({m for p in parts for m in p["summary"].get("stubbed_modules", [])})
+    else:
+        report = run(libs, list(STUBS) + (args.stub or []))
+        report["summary"]["seconds"] = round(time.perf_counter() - t0, 1)
     out = Path(args.out)
+    command = "python bench/static_vs_ir.py" + "".join(f" --library {x}" for x in args.library or [])
+    if args.merge:
+        command = "; ".join([*(p["summary"].get("command", "a part") for p in parts), command + " --merge " +
+                             " ".join(args.merge)])
+    report["summary"]["command"] = command
     out.with_suffix(".json").write_text(json.dumps(report, indent=1, default=str))
-    write_md(report, out.with_suffix(".md"), "python bench/static_vs_ir.py" +
-             "".join(f" --library {x}" for x in args.library or []))
+    write_md(report, out.with_suffix(".md"), command)
     print(json.dumps(report["summary"], indent=1, default=str))
     return 0
 

@@ -92,6 +92,8 @@ def test_read_ir_reads_block_pointers_descriptors_atomics_and_scalars():
         ("load", (), "int32"), ("store", (8, 16), "fp16")]
     assert [(d.m, d.n, d.k) for d in facts.dots] == [(16, 64, 32)]
     assert [(lp.lower, lp.upper, lp.step) for lp in facts.loops] == [(None, None, 32)]
+    # register tiles count as tiles too (the loop-carried 2x2 accumulator is never loaded or stored)
+    assert (2, 2) in facts.tensor_shapes and (2, 16, 32) in facts.tensor_shapes
 
 
 def _synth(args, cwd):

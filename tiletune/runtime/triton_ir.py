@@ -98,13 +98,15 @@ class IRFacts:
     memory: List[MemoryOp] = field(default_factory=list)
     dots: List[DotOp] = field(default_factory=list)
     loops: List[LoopBounds] = field(default_factory=list)
+    tensor_shapes: List[Tuple[int, ...]] = field(default_factory=list)  # every tensor shape, registers too
 
     def tile_signature(self) -> tuple:
-        """The distinct memory tiles and dot extents (equal for configs with equal tiles; a
-        ``tl.static_range`` unrolled more times repeats the same tiles and leaves it equal)."""
+        """The distinct memory tiles, dot extents and tensor shapes (register tiles such as
+        ``tl.zeros((B,))`` included); equal for configs with equal tiles (a ``tl.static_range``
+        unrolled more times repeats the same tiles and leaves it equal)."""
         mem = sorted({(m.kind, m.shape, m.dtype) for m in self.memory})
         dots = sorted({(d.m, d.n, d.k) for d in self.dots})
-        return tuple(mem), tuple(dots)
+        return tuple(mem), tuple(dots), tuple(sorted(set(self.tensor_shapes)))
 
     def loop_signature(self) -> tuple:
         """The loops' constant bounds, and how many memory ops and dots the unrolled IR holds
@@ -124,12 +126,14 @@ class IRFacts:
             memory=[MemoryOp(m["kind"], tuple(m["shape"]), m["dtype"]) for m in data.get("memory", [])],
             dots=[DotOp(**d) for d in data.get("dots", [])],
             loops=[LoopBounds(**lp) for lp in data.get("loops", [])],
+            tensor_shapes=[tuple(t) for t in data.get("tensor_shapes", [])],
         )
 
 
 # ------------------------------------------------------------------------------------------ reading
 _TENSOR = re.compile(r"tensor<((?:\d+x)*)(!tt\.ptr<[^<>]*>|[A-Za-z0-9]+)>")
 _PTR = re.compile(r"!tt\.ptr<([A-Za-z0-9]+)>")
+_DIMS = re.compile(r"tensor<((?:\d+x)+)")
 _TENSOR_PTR = re.compile(r"!tt\.ptr<tensor<((?:\d+x)*)([A-Za-z0-9]+)>>")
 _DESC = re.compile(r"!tt\.tensordesc<tensor<((?:\d+x)*)([A-Za-z0-9]+)>>")
 _OP = re.compile(r"^\s*(?:%[\w.#:-]+(?:\s*,\s*%[\w.#:-]+)*\s*=\s*)?([a-z_]+\.[a-z_]+)\b")
@@ -186,7 +190,10 @@ def read_ir(text: str) -> IRFacts:
     """The tiles of a printed Triton IR module: every load/store/atomic, dot and ``scf.for`` loop."""
     facts = IRFacts()
     consts: Dict[str, int] = {}
+    shapes: set = set()
     for line in text.splitlines():
+        for m in _DIMS.finditer(line):
+            shapes.add(_shape(m.group(1)))
         c = _CONST.match(line)
         if c:
             consts[c.group(1)] = int(c.group(2))
@@ -211,6 +218,7 @@ def read_ir(text: str) -> IRFacts:
             d = _dot(_type_part(line))
             if d is not None:
                 facts.dots.append(d)
+    facts.tensor_shapes = sorted(shapes)
     return facts
 
 
