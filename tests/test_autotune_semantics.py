@@ -264,15 +264,18 @@ def test_cache_results_false_stays_in_memory(_cache_dir):
     assert not (_cache_dir / "kernel").exists()
 
 
-def test_verify_drops_candidates_whose_outputs_differ(capsys):
-    tuned = tiletune.autotune(configs=CONFIGS, key=["n"], verify=True, verbose=True)(block_value_kernel)
-    y = torch.empty(64)
-    tuned[grid_of(64)](y, 64)
-    out = capsys.readouterr().out
-    # BLOCK=16 runs first and is the reference; the others write other values
-    assert "outputs differ" in out and "BLOCK=32" in out and "BLOCK=64" in out
-    assert tuned.best_config.kwargs == {"BLOCK": 16}
-    assert torch.all(y == 16)
+def test_verify_stops_when_one_parameter_changes_the_outputs_and_never_guesses_a_side():
+    """block_value_kernel writes BLOCK into its output: BLOCK carries meaning.  Which value is right is not
+    guessed (the first candidate is no better a reference than the others): the tune stops, naming BLOCK,
+    and the output is as the launch found it."""
+    from tiletune.runtime.agreement import MeaningError
+
+    tuned = tiletune.autotune(configs=CONFIGS, key=["n"], verify=True)(block_value_kernel)
+    y = torch.full((64,), -1.0)
+    with pytest.raises(MeaningError, match="BLOCK changes the output") as err:
+        tuned[grid_of(64)](y, 64)
+    assert err.value.parameter == "BLOCK"
+    assert torch.all(y == -1.0)
 
 
 def test_each_candidate_is_verified_just_before_it_is_timed():

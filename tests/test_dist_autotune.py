@@ -207,6 +207,7 @@ def test_descent_ranks_with_different_budgets_measure_the_same_partial_round(tmp
     opts = {
         "configs": "synth", "top_k": 1, "n": 4096, "bench_ms": bench, "sleep_ms": sleeps,
         "search": {"first_min": 1, "first_max": 1, "seeds": 1, "max_compiles": 100, "max_seconds": 0.23},
+        "verify": False,  # the arithmetic above counts one launch per point; the check would add one each
         "steps": [{"cache_dir": str(tmp_path / "a")}],
     }
     (ranks,) = run(tmp_path, opts)
@@ -217,3 +218,14 @@ def test_descent_ranks_with_different_budgets_measure_the_same_partial_round(tmp
     assert benched[0] == benched[1] and len(benched[0]) == 2  # the model's pick, then the one move
     assert ranks[0]["calls"][0]["best"] == ranks[1]["calls"][0]["best"]
     assert all(x["calls"][0]["correct"] for x in ranks)
+
+
+def test_a_parameter_that_carries_meaning_stops_every_rank_with_the_error(tmp_path):
+    """configs=[] over a per-program partial sum under a real gloo group: the agreement check's error reaches
+    every rank (none hangs), names BLOCK_SIZE, and the output is left as the launch found it; with shard=True
+    too (each rank checks its share)."""
+    for shard in (False, True):
+        ranks = run_ranks(WORKER, tmp_path, "meaning", 2, {"shard": shard}, tag=f"meaning-{shard}", timeout=120)
+        assert [r["error"] for r in ranks] == ["MeaningError", "MeaningError"], ranks
+        assert all("BLOCK_SIZE changes the output" in r["message"] for r in ranks)
+        assert all(r["untouched"] for r in ranks)

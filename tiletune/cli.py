@@ -201,6 +201,9 @@ def _format_kernel(k: Any, out: TextIO) -> None:
         w("  tuned: " + (", ".join(verdict.tuned) or "none") + "\n")
         for name, why in verdict.fixed.items():
             w(f"  not tuned: {name} ({why})\n")
+    for name, reasons in getattr(k, "meaning", {}).items():
+        state = "tuned by configs=[] only over values the outputs agree on" if verdict.is_tuned(name) else "not tuned"
+        w(f"  may carry meaning: {name} ({state}): {reasons[0]}\n")
     if k.helpers:
         w("  helpers followed: " + ", ".join(k.helpers) + "\n")
     if k.decorators:

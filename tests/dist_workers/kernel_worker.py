@@ -114,6 +114,8 @@ def make_kernel(step: dict, pg, probe: Probe):
         kw["do_bench"] = probe.do_bench
     if step.get("prune_by_rank"):
         kw["prune_configs_by"] = {"early_config_prune": lambda cs, nargs, **k: list(cs)[: 2 + RANK]}
+    if "verify" in step:  # the agreement check adds one launch per candidate (tests/test_agreement.py)
+        kw["verify"] = step["verify"]
     if step.get("search"):  # a SearchPolicy's fields: the measured search's descent runs
         kw["search"] = SearchPolicy(**{"name": "step", **step["search"]})
     return tiletune.autotune(configs=configs, key=["n_elements"], pre_hook=probe.pre_hook, target="h100",
@@ -253,7 +255,27 @@ def scenario_contextual(pg):
     }
 
 
-SCENARIOS = {"tune": scenario_tune, "contextual": scenario_contextual}
+@triton.jit
+def block_sum_kernel(x_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
+    """One partial sum per program: BLOCK_SIZE carries meaning (the agreement check must stop the tune)."""
+    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    tl.store(out_ptr + tl.program_id(0), tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), axis=0))
+
+
+def scenario_meaning(pg):
+    """configs=[] over block_sum_kernel with ``pg`` (and OPTS["shard"]): every rank must stop with the error
+    naming BLOCK_SIZE, none may hang; out comes back untouched."""
+    tuned = tiletune.autotune(configs=[], key=["n"], pg=pg, shard=OPTS.get("shard", False), target="h100")(
+        block_sum_kernel)
+    x, out = torch.randn(256), torch.full((256,), 5.0)
+    try:
+        tuned[lambda meta: (triton.cdiv(256, meta["BLOCK_SIZE"]),)](x, out, 256)
+    except TuningError as exc:
+        return {"error": type(exc).__name__, "message": str(exc), "untouched": bool((out == 5.0).all())}
+    return {"error": None, "untouched": bool((out == 5.0).all())}
+
+
+SCENARIOS = {"tune": scenario_tune, "contextual": scenario_contextual, "meaning": scenario_meaning}
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import libcst as cst
 from .classify import classify_params
 from .footprint import compute_footprint
 from .graph import fill_records
+from .meaning import find_meaning
 from .model import KernelSpec
 from .shapes import Interpreter
 
@@ -53,6 +54,8 @@ def analyze_body(
     """
     trace = Interpreter(spec, positions, module_constants, helpers, constants).run(func)
     classify_params(spec, trace)
+    spec.meaning = find_meaning(func, [p.name for p in spec.tiling_params],
+                                [p.name for p in spec.params])
     fill_records(spec, trace)
     spec.footprint = compute_footprint(spec, trace)
     record_gaps(spec, trace, external or {})

@@ -391,7 +391,10 @@ class KernelSpec:
     shape``, ``unknown dot extent``); :attr:`complete` is True when it is
     empty.  ``helpers`` maps every ``@triton.jit`` helper the kernel calls,
     transitively and across modules, as ``"<file>:<name>"`` to the sha256 of
-    its source text (the runtime cache key covers them).
+    its source text (the runtime cache key covers them).  ``meaning`` maps
+    tiling parameters that may carry meaning (a value other than the one the
+    data was built for computes something else) to the reasons, in words
+    (:mod:`tiletune.analysis.meaning`).
     """
 
     name: str
@@ -413,6 +416,7 @@ class KernelSpec:
     notes: list[str] = field(default_factory=list)
     incomplete: list[str] = field(default_factory=list)
     helpers: dict[str, str] = field(default_factory=dict)
+    meaning: dict[str, list[str]] = field(default_factory=dict)  # tiling params that may carry meaning
     graph: nx.DiGraph = field(default_factory=nx.DiGraph, repr=False)
 
     # ----- convenience ----------------------------------------------------
@@ -461,6 +465,7 @@ class KernelSpec:
             "atomic_pointers": list(self.atomic_pointers),
             "notes": list(self.notes),
             "helpers": dict(self.helpers),
+            "meaning": {k: list(v) for k, v in self.meaning.items()},
         }
 
 

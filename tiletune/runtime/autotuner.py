@@ -196,7 +196,7 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
         cache_results: bool = True,
         *,
         hints: Optional[Mapping[str, Sequence[Any]]] = None,
-        verify: Any = False,
+        verify: Any = None,
         target: Any = None,
         top_k: Optional[int] = None,
         bench_method: Optional[str] = None,
@@ -608,7 +608,7 @@ def autotune(
     rep: Optional[float] = None,
     do_bench: Optional[Callable] = None,
     cache_results: bool = True,
-    verify: Any = False,
+    verify: Any = None,
     target: Any = None,
     top_k: Optional[int] = None,
     bench_method: Optional[str] = None,
@@ -631,8 +631,14 @@ def autotune(
 
     :param hints: values of non-tiling constexpr parameters to search along
         with the synthesized tilings, e.g. ``{"GROUP_SIZE_M": [1, 8]}``.
-    :param verify: drop candidates whose outputs differ from the first
-        candidate's (True, or a dict with ``rtol``/``atol``).
+    :param verify: the agreement check (docs/agreement-check.md).  None
+        (default): with ``configs=[]`` every candidate's outputs must agree
+        with the others' (a fingerprint, norm-wise, per dtype); a parameter
+        whose value alone changes them stops the tune with
+        :class:`~tiletune.runtime.agreement.MeaningError` naming it (pass it at
+        launch or list its safe values in ``hints``); hand lists are not
+        checked.  False: no check.  True, or a dict with ``rtol``/``atol``:
+        full outputs compared element by element, for hand lists too.
     :param target: the chip to synthesize for (a name such as ``"h100"`` or a
         ``Target``); default: ``TILETUNE_TARGET``, else the detected device
         (``"h100"`` under ``TRITON_INTERPRET=1``).

@@ -58,6 +58,9 @@ from triton.runtime.autotuner import Autotuner as _TritonAutotuner
 
 from tiletune.errors import TuningError
 
+from .agreement import Checker, check_mode, differing
+from .side_effects import verify_targets
+
 from . import bench as _bench
 from . import distributed as _dd
 from .autotuner import LAUNCH_CONTEXT, Autotuner
@@ -175,6 +178,20 @@ class _TiletuneKernel:
     def launch(self, config: Any, args: tuple, kwargs: dict) -> Any:
         return self.tuner.launch_config(config, args, kwargs)
 
+    def checker(self) -> Optional[Checker]:
+        """The agreement check this kernel's candidates get (None: off, e.g. a hand list)."""
+        t = self.tuner
+        mode = check_mode(t.verify, bool(t.synthesize_configs), t.kernel_name)
+        return None if mode == "off" else Checker(mode, t.verify if isinstance(t.verify, dict) else None)
+
+    def written(self, state: Any) -> Dict[str, Any]:
+        """The tensors a launch writes (what the agreement check compares), by parameter name."""
+        t = self.tuner
+        spec = t.spec()
+        stored = [] if spec is None else list(spec.stored_pointers) + list(spec.atomic_pointers)
+        names = verify_targets(state.bound, t.reset_to_zero, t.restore_value, stored)
+        return {n: state.bound[n] for n in names}
+
     def adopt(self, key: Any, state: Any, config: Any, timings: Dict[Any, Optional[float]], status: str,
               extra: Dict[str, Any]) -> None:
         self.tuner.adopt(key, state, config, timings, status=status, extra=extra)
@@ -207,6 +224,9 @@ class _TritonKernel:
 
     def cached(self, state: Any, candidates: Sequence[Any]) -> Tuple[Optional[int], Optional[str]]:
         return None, None  # Triton's disk cache is read by its own tuning only
+
+    def checker(self) -> None:
+        return None  # the author's own list: not checked (as triton.autotune)
 
     def launch(self, config: Any, args: tuple, kwargs: dict) -> Any:
         t = self.tuner
@@ -281,6 +301,9 @@ class _Entry:
         self.errors: Dict[int, str] = {}
         self.decided: Optional[Any] = None  # set when not tuned here (cache hit, single config)
         self.key_json = json_plain(list(key) if isinstance(key, tuple) else key)
+        self.checker: Optional[Checker] = None  # the agreement check (configs=[]), see _Session.check
+        self.prints: Dict[int, Any] = {}  # candidate -> record of its outputs at its first launch
+        self.checked_run = -1  # the run whose first launch of this entry was looked at
 
     def candidate_for(self, step: int) -> int:
         return (step - self.first_step) % len(self.candidates)
@@ -303,6 +326,7 @@ class _Session:
         self.timed = False
         self.timer = _Timer()
         self.errors: List[str] = []
+        self.run_index = 0  # which run of the function is under way (the agreement check looks once a run)
 
     # ------------------------------------------------------------ the hook
     def launch(self, tuner: Any, key: Any, args: tuple, kwargs: dict) -> Any:
@@ -317,9 +341,12 @@ class _Session:
         if i not in entry.errors:
             record = (lambda ms, s=entry.samples[i]: s.append(ms)) if self.timed else (lambda ms: None)
             try:
-                return self.timer.time(lambda: kernel.launch(entry.candidates[i], args, kwargs), record)
+                result = self.timer.time(lambda: kernel.launch(entry.candidates[i], args, kwargs), record)
             except Exception as exc:
                 entry.errors[i] = f"{type(exc).__name__}: {exc}"
+            else:
+                self.check(entry, i)
+                return result
         # this step's candidate fails here: launch another one, untimed, so the run goes on
         for j in range(len(entry.candidates)):
             if j in entry.errors:
@@ -333,6 +360,31 @@ class _Session:
         if msg not in self.errors:
             self.errors.append(msg)
         return None  # raised on every rank at the end of the run (no rank leaves the run early)
+
+    def check(self, entry: _Entry, i: int) -> None:
+        """The agreement check, once a run per entry: candidate ``i``'s outputs at its first launch in a run
+        against the first candidate's.  The function's arguments are restored before every run, so equal
+        candidates see equal inputs; a disagreement is an error raised on every rank after this run."""
+        if entry.checker is None or entry.checked_run == self.run_index:
+            return
+        entry.checked_run = self.run_index
+        if i in entry.prints:
+            return
+        entry.prints[i] = entry.checker.take(entry.kernel.written(entry.state))
+        ref = next(iter(entry.prints))
+        if ref == i:
+            return
+        d = entry.checker.differs(entry.prints[ref], entry.prints[i])
+        if d is None:
+            return
+        names = differing(entry.candidates[ref], entry.candidates[i])
+        msg = (f"kernel {entry.kernel.name!r}, key {entry.key_json}: candidates [{entry.labels[ref]}] and "
+               f"[{entry.labels[i]}] compute different outputs ({d.why}); they differ in {', '.join(names)}: "
+               "one of those carries meaning, so tiletune will not choose it. Tune the kernel on its own (outside "
+               "contextual_autotune) to be told which, pass it at launch, or list its safe values in hints=; "
+               "verify=False turns this check off")
+        if msg not in self.errors:
+            self.errors.append(msg)
 
     def _meet(self, tuner: Any, key: Any, args: tuple, kwargs: dict) -> _Entry:
         """The first launch of (kernel, key): candidates, and whether a cached winner is reused."""
@@ -364,6 +416,7 @@ class _Session:
 
             raise StaleCacheEntryError(refused)
         entry = _Entry(kernel, key, state, candidates, self.step)
+        entry.checker = kernel.checker() if len(candidates) > 1 else None
         self.entries[(id(tuner), key)] = entry
         if len(candidates) == 1:
             entry.decided = candidates[0]
@@ -522,6 +575,7 @@ class ContextualTuner:
                 while True:
                     for r in range(self.n_warmup + self.n_repeat):
                         snapshot.restore()
+                        session.run_index = runs
                         session.timed = r >= self.n_warmup
                         result = self.fn(*args, **kwargs)
                         runs += 1
@@ -535,6 +589,9 @@ class ContextualTuner:
                         break
                     session.step += 1
                 session.settle()
+        except BaseException:
+            snapshot.restore()  # the caller's arguments as the call found them
+            raise
         finally:
             LAUNCH_CONTEXT.reset(token)
             session.timer.pending.clear()

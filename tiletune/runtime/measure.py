@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import triton
 
-from tiletune.errors import TiletuneError, TuningError
+from tiletune.errors import TiletuneError, TiletuneWarning, TuningError
 
 from . import bench as _bench
 from . import distributed as _dd
@@ -32,7 +33,8 @@ from .compile_workers import CompileSession
 from .parallel_compile import compiling, describe_error, parallel_enabled
 from .report import TuningReport, config_str
 from .search import Descent, Point, first_batch, first_batch_size, resolve_search, time_budget
-from .side_effects import Snapshot, capture, outputs_match, verify_targets
+from .agreement import Checker, MeaningError, attribute, check_mode, hinted_values, meaning_message, probe_indices
+from .side_effects import Snapshot, verify_targets
 
 __all__ = ["MeasureStage", "RETIME_TOP", "RETIME_MAX", "RETIME_GAP", "RETIME_ROUNDS", "retime_set"]
 
@@ -119,7 +121,11 @@ class _Trial:
         self.timings: Dict[int, float] = {}
         self.calls: Dict[int, Callable[[], None]] = {}
         self.snapshot: Optional[Snapshot] = None
-        self.reference: Optional[tuple] = None  # (index, outputs)
+        self.reference: Optional[tuple] = None  # (index, record of its outputs): the reference group's
+        synthesized = bool(tuner.synthesize_configs)
+        self.check = check_mode(tuner.verify, synthesized, tuner.kernel_name)  # "off", "agree" or "full"
+        self.checker = Checker(self.check, tuner.verify if isinstance(tuner.verify, Mapping) else None)
+        self.feasible: Callable[[Any], bool] = lambda config: True  # the model's check for attribution runs
         self.timed_here: List[str] = []
         self.world = (None, None)
         self.contended: set = set()  # timed while compile work ran in this process
@@ -144,43 +150,91 @@ class _Trial:
             self.failures[i] = reason
             self.problem.report.dropped(self.configs[i], reason)
 
-    def _verify(self, alive: List[int], queue: Any) -> List[int]:
-        """Verify each of ``alive`` (see :meth:`_verify_one`); the ones kept."""
-        kept = [i for i in alive if self._verify_one(i, queue)]
-        self.snapshot.restore()
+    def _verify_agreed(self, alive: List[int], queue: Any) -> List[int]:
+        """Verify each of ``alive`` (see :meth:`_verify_one`); the ones kept.  A MeaningError on any rank of
+        the group is raised on every rank."""
+        error: Optional[MeaningError] = None
+        kept: List[int] = []
+        try:
+            kept = [i for i in alive if self._verify_one(i, queue)]
+        except MeaningError as exc:
+            error = exc
+        if self.snapshot is not None:
+            self.snapshot.restore()
+        seen = _dd.all_gather_json(None if error is None else str(error), self.pg)
+        if error is not None:
+            raise error
+        for r, message in enumerate(seen):
+            if message is not None:
+                raise MeaningError(f"{message} (found on rank {r} of the process group)")
         return kept
 
     def _verify_one(self, i: int, queue: Any) -> bool:
         """Run candidate ``i`` once from the snapshot and compare its outputs with the reference (the first
-        candidate verified); False (and dropped, with the reason) when it fails to compile, run or match."""
+        candidate checked); False (and dropped, with the reason) when it fails to compile, run or agree.
+
+        Raises :class:`~tiletune.runtime.agreement.MeaningError` when one
+        parameter's value alone changes the outputs (see :meth:`_disagree`).
+        """
+        reason = queue.wait(i)
+        if reason is not None:
+            self.drop(i, f"compile failed: {reason}")
+            return False
+        try:
+            record = self._run_once(self.configs[i])
+        except Exception as exc:
+            self.drop(i, f"failed to run: {describe_error(exc)}")
+            return False
+        if self.reference is None:
+            self.reference = (i, record)
+            return True
+        d = self.checker.differs(self.reference[1], record)
+        if d is None:
+            return True
+        return self._disagree(i, record, d)
+
+    def _run_once(self, config: Config) -> Any:
+        """The record (:meth:`Checker.take`) of ``config``'s outputs after one launch from the snapshot."""
         t, bound = self.tuner, self.problem.bound
         if self.snapshot is None:
             spec = t.spec()
             stored = [] if spec is None else list(spec.stored_pointers) + list(spec.atomic_pointers)
             self.names = verify_targets(bound, t.reset_to_zero, t.restore_value, stored)
             self.snapshot = Snapshot({n: bound[n] for n in self.names})
-        tolerance = t.verify if isinstance(t.verify, Mapping) else None
-        reason = queue.wait(i)
-        if reason is not None:
-            self.drop(i, f"compile failed: {reason}")
-            return False
-        out: Dict[str, Any] = {}
+        out: List[Any] = []
         self.snapshot.restore()
-        call = t._kernel_call(self.args, self.kwargs, self.configs[i],
-                              grab=lambda o=out: o.update(capture(bound, self.names)))
+        t._kernel_call(self.args, self.kwargs, config,
+                       grab=lambda: out.append(self.checker.take({n: bound[n] for n in self.names})))()
+        return out[0]
+
+    def _try_run(self, config: Config) -> Any:
+        """:meth:`_run_once`, or None when the model rejects ``config`` or it fails to compile or run."""
+        if not self.feasible(config):
+            return None
         try:
-            call()
-        except Exception as exc:
-            self.drop(i, f"failed to run: {describe_error(exc)}")
-            return False
-        if self.reference is None:
-            self.reference = (i, out)
-        else:
-            ok, why = outputs_match(self.reference[1], out, tolerance)
-            if not ok:
-                self.drop(i, f"outputs differ from [{config_str(self.configs[self.reference[0]])}]: {why}")
-                return False
-        return True
+            return self._run_once(config)
+        except Exception:
+            return None
+
+    def _disagree(self, i: int, record: Any, d: Any) -> bool:
+        """Candidate ``i`` computes something else than the reference: name the parameter that carries
+        meaning (MeaningError: which side is right is not guessed), or drop ``i`` with a warning when no
+        single parameter explains the difference."""
+        t = self.tuner
+        ref_i, ref_record = self.reference
+        ref, other = self.configs[ref_i], self.configs[i]
+        found = attribute(ref, other, self._try_run, self.checker.differs, ref_record, record)
+        self.snapshot.restore()
+        if found is not None:
+            raise MeaningError(meaning_message(t.kernel_name, found, hinted_values(t.hints, found.name)),
+                               found.name)
+        why = f"outputs differ from [{config_str(ref)}]: {d.why}"
+        warnings.warn(f"kernel {t.kernel_name!r}: candidate [{config_str(other)}] computes something else "
+                      f"than [{config_str(ref)}] ({d.why}) and no single parameter explains it; it was dropped. "
+                      "Check the kernel for races or reads of uninitialised memory; verify=False turns this "
+                      "check off", TiletuneWarning, stacklevel=2)
+        self.drop(i, why)
+        return False
 
     def measure(self, batch: Sequence[int], *, first: bool) -> Dict[int, Optional[float]]:
         """Compile, verify and time ``batch`` (indices); agreed over the group.  Returns index -> ms or None.
@@ -193,15 +247,16 @@ class _Trial:
         if not batch:
             return {}
         warm_kwargs = dict(self.kwargs, warmup=True)
-        share_pos = _dd.shard_indices(len(batch), self.pg) if self.shard and not t.verify else range(len(batch))
+        full = self.check == "full"
+        share_pos = _dd.shard_indices(len(batch), self.pg) if self.shard and not full else range(len(batch))
         jobs = {batch[j]: (lambda c=self.configs[batch[j]]: t.fn.run(*self.args, **warm_kwargs, **c.all_kwargs()))
                 for j in share_pos}
         t0 = time.perf_counter()
         with compiling(jobs, session=self.session) as queue:
             alive = list(batch)
-            verify = bool(t.verify) and (len(alive) > 1 or self.reference is not None)
-            if verify and self.active:  # a group agrees on the verified set before anything is timed
-                alive = self._verify(alive, queue)
+            verify = self.check != "off"
+            if full and self.active:  # a group agrees on the verified set before anything is timed
+                alive = self._verify_agreed(alive, queue)
             if self.active:  # dropped on any rank -> dropped on every rank (0.0 = kept, None = dropped)
                 kept = _dd.combine_timings([0.0 if i in alive else None for i in batch], self.pg)
                 for i, k in zip(batch, kept):
@@ -213,7 +268,7 @@ class _Trial:
                     raise t._all_failed(self.configs, self.failures)
                 return {i: None for i in batch}
             # alone, each candidate is verified just before it is timed: timing overlaps the later compiles
-            result = self._bench(alive, queue, first, verify=verify and not self.active)
+            result = self._bench(alive, queue, first, verify=verify and not (full and self.active))
         # every compile of the batch has finished (the pool is shut down)
         children_wall = queue.children.wall_s() if queue.children is not None else None
         if self.compile_s is None:
@@ -321,7 +376,12 @@ class _Trial:
                 report.advance()
                 raise _CompileFailed(reason)
             if verify:
-                kept = self._verify_one(i, queue)
+                try:
+                    kept = self._verify_one(i, queue)
+                except MeaningError as exc:  # the tune stops: which side is right is not guessed
+                    stopped.append(exc)
+                    report.advance()
+                    raise
                 self.snapshot.restore()
                 if not kept:  # dropped with its reason by _verify_one
                     report.advance()
@@ -504,11 +564,23 @@ class MeasureStage:
         else:  # top_k= or a hand list: measure what was asked for
             n_first = len(configs)
             batch = list(range(n_first))
-        trial.measure(batch, first=True)
-        t_first = _bench.clock()
-        facts: Dict[str, Any] = {"search": policy.name, "first_batch": n_first, "pool": len(configs)}
-        if synthesized and policy.descent and len(trial.timings) > 0:
-            facts.update(self._descend(trial, policy, t_start, pg))
+        probes: List[int] = []
+        if synthesized and trial.check != "off":  # every parameter the pool varies, seen at two values
+            probes = probe_indices(configs, batch)
+            batch = batch + probes
+            ctx = self._synthesis
+            trial.feasible = lambda c: ctx.feasible(c.kwargs, c.num_warps, c.num_stages)
+        facts: Dict[str, Any] = {"search": policy.name, "first_batch": n_first, "pool": len(configs),
+                                 "check": trial.check, "check_probes": len(probes)}
+        try:
+            trial.measure(batch, first=True)
+            t_first = _bench.clock()
+            if synthesized and policy.descent and len(trial.timings) > 0:
+                facts.update(self._descend(trial, policy, t_start, pg))
+        except BaseException:
+            if trial.snapshot is not None:  # the user's tensors as an untuned launch finds them
+                trial.snapshot.restore()
+            raise
         t_descent = _bench.clock()
 
         # re-time the leading few, interleaved, unless the user's do_bench decides; agree on the new times

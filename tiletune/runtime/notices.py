@@ -47,12 +47,15 @@ def warn_untuned(kernel_name: str, verdict: Any, hints: Optional[Mapping[str, Se
     ``said`` remembers what was already said for this kernel (one warning each).
     With ``spec`` (the KernelSpec), a whole-extent parameter tied to no runtime
     size (``HEAD_DIM``, ``NUM_BINS``: the problem's own size, role inner, no
-    bound) passed at launch is not warned about: the launch is where it belongs.
+    bound) passed at launch is not warned about: the launch is where it belongs;
+    nor is a parameter that may carry meaning (``spec.meaning``: its value is
+    the one the data was built for).
     """
     shape_defining = set()
     if spec is not None:
         shape_defining = {p.name for p in spec.tiling_params
                           if getattr(p.role, "value", p.role) == "inner" and p.bound is None}
+        shape_defining |= set(getattr(spec, "meaning", None) or {})
     launch = [n for n, why in verdict.fixed.items()
               if why.startswith("passed at launch") and n not in shape_defining]
     for name in launch:

@@ -15,6 +15,7 @@ from .tt006_autotune_unknown_argument import AutotuneUnknownArgument
 from .tt007_side_effects_without_restore import SideEffectsWithoutRestore
 from .tt008_config_not_power_of_two import ConfigNotPowerOfTwo
 from .tt009_config_does_not_fit import ConfigDoesNotFit
+from .tt010_tile_carries_meaning import TileCarriesMeaning
 
 __all__ = ["RULE_CLASSES", "is_autotuned", "is_jitted"]
 
@@ -29,4 +30,5 @@ RULE_CLASSES = (
     SideEffectsWithoutRestore,
     ConfigNotPowerOfTwo,
     ConfigDoesNotFit,
+    TileCarriesMeaning,
 )

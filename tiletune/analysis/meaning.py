@@ -1,0 +1,350 @@
+"""Tile parameters that may carry meaning: where a value other than the one the data was built for
+computes something else.
+
+A free tile size changes how the work is cut, never what is computed.  Three
+patterns in a kernel's source tie a tiling parameter ``P`` to the data
+instead; each is a *may*: the source shows the dependence, not that the
+author's data breaks it.
+
+1. **one value per block against a group size**: a scalar (not a tile)
+   that depends on ``P`` is divided by another parameter of the kernel (a
+   runtime size or a non-tiling constexpr, with no tiling parameter in it)
+   and the quotient addresses memory
+   (``scale = load(s_ptr + (k * BLOCK_K) // group_k)``,
+   ``k_m = (k * (BLOCK_K / group_size)).to(tl.int32)``): one scale serves a
+   whole ``P``-sized block, right only while ``P`` divides the group;
+2. **a pointer stepped once per block**: in a loop whose trip count depends
+   on ``P``, one pointer advances by ``P`` elements per iteration and
+   another by an amount without ``P`` (``s_ptrs += stride_s``): the second
+   tensor holds one entry per ``P``-sized step;
+3. **a buffer indexed by the block number**: a scalar address that uses a
+   program's block index ``v`` itself, where ``v * P`` starts the block
+   (``load(expert_ids + pid_m)``, ``store(partial + pid)``): the host built
+   (or reads) one entry per ``P``-sized block.
+
+:func:`find_meaning` reads the kernel's own body (libcst, never run) and
+returns ``{param: [reason, ...]}``.  The runtime's agreement check
+(:mod:`tiletune.runtime.agreement`) decides by running; this is what
+``analyze``, ``synth-configs`` and the lint (TT010) can say without a device.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterable, List, Mapping, Optional, Set
+
+import libcst as cst
+
+__all__ = ["find_meaning"]
+
+_TILE_MAKERS = {"arange", "zeros", "full", "zeros_like", "full_like", "make_block_ptr", "make_tensor_descriptor",
+                "rand", "randn", "randint", "broadcast_to", "reshape", "view", "expand_dims", "cat", "join"}
+_MEMORY = {"load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
+           "atomic_xchg", "atomic_cas"}
+#: Calls whose result is proportional to their arguments (a helper's result is not assumed to be).
+_PROPORTIONAL_CALLS = {"to", "min", "max", "minimum", "maximum", "where", "abs", "multiple_of", "max_contiguous",
+                       "cast", "int"}
+_TILE = "@tile"
+_PID = "@pid"
+_START = "@start"
+
+
+def _callee(node: cst.Call) -> Optional[str]:
+    """``"arange"`` for ``tl.arange(...)`` / ``arange(...)``; None for other callee shapes."""
+    f = node.func
+    if isinstance(f, cst.Attribute):
+        return f.attr.value
+    if isinstance(f, cst.Name):
+        return f.value
+    return None
+
+
+def _address(node: cst.Call) -> Optional[cst.BaseExpression]:
+    """The pointer argument of a memory call."""
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "pointer":
+            return arg.value
+    positional = [a for a in node.args if a.keyword is None]
+    return positional[0].value if positional else None
+
+
+class _Reader:
+    """Flow-insensitive dependences of the kernel's names (two passes over the body reach loop-carried
+    names), then the three patterns."""
+
+    def __init__(self, func: cst.FunctionDef, tiling: Iterable[str], params: Iterable[str]):
+        self.func = func
+        self.tiling = set(tiling)
+        self.others = set(params) - self.tiling  # runtime sizes and non-tiling constexprs
+        self.deps: Dict[str, Set[str]] = {}
+        self.found: Dict[str, List[str]] = {}
+        self.block_vars: Dict[str, Set[str]] = {}  # P -> names v with v * P in the body
+        self.loops: List[tuple] = []  # (loop deps, body)
+        self.assigned_from: Dict[str, Set[str]] = {}  # a floor division's text -> names assigned from it
+        self.steps: Dict[str, Set[str]] = {}  # name -> tiling params it is proportional to (k * BLOCK_K)
+
+    # ----- dependences ----------------------------------------------------------------------------
+    def expr_deps(self, node: cst.CSTNode) -> Set[str]:
+        """Every name ``node`` depends on, transitively, with the markers @tile, @pid and @start."""
+        out: Set[str] = set()
+        self._collect(node, out)
+        return out
+
+    def _collect(self, node: cst.CSTNode, out: Set[str]) -> None:
+        if isinstance(node, cst.Name):
+            out.add(node.value)
+            out |= self.deps.get(node.value, set())
+            return
+        if isinstance(node, cst.Attribute):  # x.dtype, tl.float32: only the base object matters
+            self._collect(node.value, out)
+            return
+        if isinstance(node, cst.Call):
+            name = _callee(node)
+            if name in _TILE_MAKERS:
+                out.add(_TILE)
+            if name == "program_id":
+                out.add(_PID)
+            if isinstance(node.func, cst.Attribute) and not isinstance(node.func.value, cst.Name):
+                self._collect(node.func.value, out)  # x.to(...): the object's deps
+            for arg in node.args:
+                self._collect(arg.value, out)
+            return
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+            start = self._block_start(node)
+            if start is not None:
+                out |= {start, _START}
+                return
+        for child in node.children:
+            self._collect(child, out)
+
+    def step_params(self, node: cst.CSTNode) -> Set[str]:
+        """The tiling parameters ``node`` is proportional to: ``k * BLOCK_K`` and ``BLOCK_K / g`` are,
+        ``tl.cdiv(K, BLOCK_K)`` (a count of blocks) and ``pid // cdiv(N, BLOCK_N)`` are not."""
+        if isinstance(node, cst.Name):
+            return {node.value} if node.value in self.tiling else set(self.steps.get(node.value, set()))
+        if isinstance(node, cst.BinaryOperation):
+            if isinstance(node.operator, (cst.FloorDivide, cst.Divide, cst.Modulo)):
+                return self.step_params(node.left)
+            return self.step_params(node.left) | self.step_params(node.right)
+        if isinstance(node, cst.UnaryOperation):
+            return self.step_params(node.expression)
+        if isinstance(node, cst.Call):
+            if _callee(node) not in _PROPORTIONAL_CALLS:  # a count (cdiv), an id, or a helper's result
+                return set()
+            out: Set[str] = set()
+            if isinstance(node.func, cst.Attribute) and not isinstance(node.func.value, cst.Name):
+                out |= self.step_params(node.func.value)  # x.to(tl.int32)
+            for arg in node.args:
+                if arg.keyword is None:
+                    out |= self.step_params(arg.value)
+            return out
+        if isinstance(node, cst.Subscript):
+            return self.step_params(node.value)
+        return set()
+
+    def _block_start(self, node: cst.BinaryOperation) -> Optional[str]:
+        """``P`` when ``node`` is ``v * P`` (or ``P * v``) with ``v`` a program's block index."""
+        for v, p in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(p, cst.Name) and p.value in self.tiling:
+                vd = self.expr_deps(v)
+                if _PID in vd and _TILE not in vd:
+                    if isinstance(v, cst.Name):
+                        self.block_vars.setdefault(p.value, set()).add(v.value)
+                    return p.value
+        return None
+
+    def assign(self, targets: Iterable[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        names: List[str] = []
+        for t in targets:
+            names.extend(_target_names(t))
+        if not names:
+            return
+        for div in _floor_divisions(value):
+            self.assigned_from.setdefault(_text(div), set()).update(names)
+        d = self.expr_deps(value)
+        steps = self.step_params(value)
+        for n in names:
+            self.deps.setdefault(n, set()).update(d - {n})
+            self.steps.setdefault(n, set()).update(steps)
+
+    # ----- the walk ---------------------------------------------------------------------------------
+    def walk(self, body: Iterable[cst.CSTNode]) -> None:
+        for stmt in body:
+            self.statement(stmt)
+
+    def statement(self, stmt: cst.CSTNode) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign):
+                    self.assign([t.target for t in small.targets], small.value)
+                elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                    self.assign([small.target], small.value)
+                elif isinstance(small, cst.AugAssign):
+                    self.assign([small.target], cst.BinaryOperation(small.target, cst.Add(), small.value))
+        elif isinstance(stmt, cst.For):
+            d = self.expr_deps(stmt.iter)
+            step = _range_step(stmt.iter)
+            for n in _target_names(stmt.target):
+                self.deps.setdefault(n, set()).update(d)
+                if step is not None:
+                    self.steps.setdefault(n, set()).update(self.step_params(step))
+            self.loops.append((d, stmt.body))
+            self.walk(stmt.body.body)
+        elif isinstance(stmt, (cst.If, cst.While)):
+            self.walk(stmt.body.body)
+            orelse = getattr(stmt, "orelse", None)
+            while orelse is not None:
+                self.walk(orelse.body.body)
+                orelse = getattr(orelse, "orelse", None)
+        elif isinstance(stmt, (cst.With,)):
+            self.walk(stmt.body.body)
+
+    def run(self) -> Dict[str, List[str]]:
+        for _ in range(2):  # the second pass sees loop-carried and later-defined names
+            self.loops = []
+            self.walk(self.func.body.body)
+        self.floor_divisions()
+        self.stepped_pointers()
+        self.block_indexed()
+        return self.found
+
+    def note(self, param: str, reason: str) -> None:
+        reasons = self.found.setdefault(param, [])
+        if reason not in reasons:
+            reasons.append(reason)
+
+    def memory_addresses(self) -> List[tuple]:
+        """(call name, address expression, line text) of every memory call in the body."""
+        found: List[tuple] = []
+
+        class _V(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                name = _callee(node)
+                if name in _MEMORY:
+                    addr = _address(node)
+                    if addr is not None:
+                        found.append((name, addr))
+
+        self.func.body.visit(_V())
+        return found
+
+    # ----- the three patterns ------------------------------------------------------------------------
+    def floor_divisions(self) -> None:
+        addresses = [(n, a, self.expr_deps(a), _text(a)) for n, a in self.memory_addresses()]
+        for div in _floor_divisions(self.func.body):
+            left, right = self.expr_deps(div.left), self.expr_deps(div.right)
+            params = sorted(self.step_params(div.left))
+            if not params or _TILE in left or _TILE in right:
+                continue
+            if not (right & self.others) or (right & self.tiling):
+                continue
+            text = _text(div)
+            users = self.assigned_from.get(text, set())
+            for call, addr, adeps, atext in addresses:
+                if text in atext or users & adeps:
+                    for p in params:
+                        self.note(p, f"one value per {p} block: `{text}` divides a {p}-sized step by "
+                                     f"`{_text(div.right)}` and addresses tl.{call}({atext}): "
+                                     f"right only where {p} divides it")
+                    break
+
+    def stepped_pointers(self) -> None:
+        addresses = [(n, self.expr_deps(a)) for n, a in self.memory_addresses()]
+        for loop_deps, body in self.loops:
+            params = sorted(loop_deps & self.tiling)
+            if not params:
+                continue
+            by_p: Dict[str, str] = {}
+            fixed: Dict[str, str] = {}
+
+            class _V(cst.CSTVisitor):
+                def visit_AugAssign(inner, node: cst.AugAssign) -> None:
+                    if not isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+                        return
+                    names = _target_names(node.target)
+                    if len(names) != 1:
+                        return
+                    step = self.expr_deps(node.value)
+                    if step & self.tiling:
+                        by_p[names[0]] = _text(node.value)
+                    elif _TILE not in step and not _is_zero(node.value):
+                        fixed[names[0]] = _text(node.value)
+
+            body.visit(_V())
+            for ptr, step in fixed.items():
+                if ptr in by_p or not any(ptr in d for _, d in addresses):
+                    continue
+                moving = [n for n in by_p if any(n in d for _, d in addresses)]
+                if not moving:
+                    continue
+                for p in params:
+                    self.note(p, f"a pointer stepped once per {p} block: `{ptr} += {step}` in a loop that "
+                                 f"steps `{moving[0]}` by {by_p[moving[0]]}: the tensor behind `{ptr}` holds "
+                                 f"one entry per {p} elements")
+
+    def block_indexed(self) -> None:
+        for call, addr in self.memory_addresses():
+            d = self.expr_deps(addr)
+            if _TILE in d:
+                continue
+            for p, names in self.block_vars.items():
+                used = sorted(n for n in names if n in d)
+                if used:
+                    self.note(p, f"a buffer indexed by the {p} block number: tl.{call}({_text(addr)}) uses "
+                                 f"`{used[0]}` where `{used[0]} * {p}` starts a block: one entry per {p}-sized "
+                                 "block, as the host built it")
+
+
+def _target_names(t: cst.CSTNode) -> List[str]:
+    if isinstance(t, cst.Name):
+        return [t.value]
+    if isinstance(t, (cst.Tuple, cst.List)):
+        out: List[str] = []
+        for el in t.elements:
+            out.extend(_target_names(el.value))
+        return out
+    return []
+
+
+def _floor_divisions(node: cst.CSTNode) -> List[cst.BinaryOperation]:
+    """Every ``a // b`` and ``a / b`` inside ``node``."""
+    found: List[cst.BinaryOperation] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_BinaryOperation(self, b: cst.BinaryOperation) -> None:
+            if isinstance(b.operator, (cst.FloorDivide, cst.Divide)):
+                found.append(b)
+
+    node.visit(_V())
+    return found
+
+
+def _range_step(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The step of ``range(a, b, step)`` / ``tl.range(...)`` (None when there is none)."""
+    if isinstance(node, cst.Call) and _callee(node) in ("range", "static_range"):
+        positional = [a.value for a in node.args if a.keyword is None]
+        for a in node.args:
+            if a.keyword is not None and a.keyword.value == "step":
+                return a.value
+        if len(positional) >= 3:
+            return positional[2]
+    return None
+
+
+def _is_zero(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Integer) and node.value == "0"
+
+
+_MODULE = cst.Module(body=[])
+
+
+def _text(node: cst.CSTNode) -> str:
+    return " ".join(_MODULE.code_for_node(node).split())
+
+
+def find_meaning(func: cst.FunctionDef, tiling: Iterable[str], params: Iterable[str]) -> Dict[str, List[str]]:
+    """``{tiling parameter: [reason, ...]}`` for the parameters of ``func`` that may carry meaning.
+
+    ``tiling``: the kernel's tiling constexprs; ``params``: all its
+    parameters.  Reads the body only; never runs it.
+    """
+    return _Reader(func, tiling, params).run()
