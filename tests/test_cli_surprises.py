@@ -178,3 +178,13 @@ def test_analyze_names_the_file_of_a_load_in_a_helper_of_another_module(tmp_path
     kernel = data["kernels"][0] if "kernels" in data else data
     spans = [a["span"] for a in kernel["accesses"]]
     assert {s.get("file") for s in spans} == {os.path.join("pkg", "helpers.py"), None}
+
+
+@pytest.mark.parametrize("command", ["lint", "lsp"])
+def test_lint_and_lsp_unknown_target_speak_of_the_flag(command):
+    args = [command, "--target", "tpu"] + (["fixtures/matmul.py"] if command == "lint" else [])
+    done = subprocess.run([sys.executable, "-m", "tiletune.cli", *args], capture_output=True, text=True, cwd=ROOT,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2
+    assert "--target tpu: unknown target" in done.stderr and "h100" in done.stderr
+    assert "pass a dict" not in done.stderr and "pass target=" not in done.stderr

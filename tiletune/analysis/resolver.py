@@ -65,6 +65,19 @@ class ModuleIndex:
 
 
 _CACHE: dict[str, tuple[tuple[int, int], ModuleIndex]] = {}
+#: Parsed modules kept at most (least recently used dropped first).  A parsed module with its position
+#: metadata is thousands of objects: unbounded, a process that read a few hundred files (a lint run in one
+#: process, the LSP server, the test suite over the corpus: 6 million objects after one corpus test) kept
+#: them all, and the interpreter's shutdown collections then walked them for tens of seconds.
+MAX_CACHED_MODULES = 64
+
+
+def _keep(path: str, entry: tuple[tuple[int, int], ModuleIndex]) -> None:
+    """Put ``entry`` in the cache as its most recently used, dropping the least recently used beyond the bound."""
+    _CACHE.pop(path, None)
+    _CACHE[path] = entry
+    while len(_CACHE) > MAX_CACHED_MODULES:
+        del _CACHE[next(iter(_CACHE))]
 
 
 def _stamp(path: str) -> Optional[tuple[int, int]]:
@@ -77,15 +90,19 @@ def _stamp(path: str) -> Optional[tuple[int, int]]:
 
 def cached_index(path: str) -> Optional[ModuleIndex]:
     """The index :func:`load_module` holds for ``path`` while the file is unchanged, else None."""
-    hit = _CACHE.get(os.path.abspath(path))
-    return hit[1] if hit is not None and hit[0] == _stamp(os.path.abspath(path)) else None
+    key = os.path.abspath(path)
+    hit = _CACHE.get(key)
+    if hit is None or hit[0] != _stamp(key):
+        return None
+    _keep(key, hit)
+    return hit[1]
 
 
 def remember(path: str, index: ModuleIndex) -> None:
     """Keep an index the front end built from ``path`` on disk, so the resolver does not parse it again."""
     stamp = _stamp(os.path.abspath(path))
     if stamp is not None:
-        _CACHE[os.path.abspath(path)] = (stamp, index)
+        _keep(os.path.abspath(path), (stamp, index))
 
 
 def load_module(path: str) -> ModuleIndex:
@@ -95,9 +112,10 @@ def load_module(path: str) -> ModuleIndex:
     stamp = (st.st_size, st.st_mtime_ns)
     hit = _CACHE.get(path)
     if hit is not None and hit[0] == stamp:
+        _keep(path, hit)
         return hit[1]
     index = index_module(read_source(path), path)
-    _CACHE[path] = (stamp, index)
+    _keep(path, (stamp, index))
     return index
 
 

@@ -123,7 +123,12 @@ def validate_target(name: str) -> None:
     try:
         get_target(name)
     except Exception as exc:
-        raise UsageError(f"--target {name!r}: {exc}") from exc
+        from tiletune.synthesis.targets import TARGETS
+
+        if "unknown target" in str(exc):  # said in the command line's words, not the Python API's
+            raise UsageError(f"--target {name}: unknown target; use one of {', '.join(TARGETS)}, or a JSON "
+                             "override such as --target '{\"base\": \"h100\", \"shared_bytes\": 101376}'") from exc
+        raise UsageError(f"--target {name}: {exc}") from exc
 
 
 def run_lint(args: argparse.Namespace, stdout: Optional[TextIO] = None, stderr: Optional[TextIO] = None) -> int:

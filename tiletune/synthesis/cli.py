@@ -298,6 +298,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 f"kernel {spec.name!r}: " + "; ".join(f"{n} is not tuned ({why})" for n, why in missing.items())
                 + ". Its value enters the model: pass it with " + " ".join(f"--fixed {n}=<value>" for n in missing)
             )
+        carries = {n: why for n, why in spec.meaning.items()
+                   if verdict.is_tuned(n) and n not in fixed and n not in values and n not in hints}
+        if carries:
+            problems.append(
+                f"kernel {spec.name!r}: " + "; ".join(f"{n} may carry meaning: {why[0]}" for n, why in carries.items())
+                + ". A value other than the one your data is built for computes something else, so it is not "
+                + "searched: pass it with " + " or ".join(f"--fixed {n}=<value>" for n in carries)
+                + ", or list the values that are safe with " + " ".join(f"--hint {n}=<v1>,<v2>" for n in carries)
+            )
         if problems:
             raise _UsageError(("\n  " if len(problems) > 1 else "").join(
                 [f"{len(problems)} problems:"] * (len(problems) > 1) + problems))
@@ -309,14 +318,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if as_fixed:
             err.write(f"note: {', '.join(as_fixed)} given with --shape: fixed, not searched (as --fixed)\n")
         fixed.update(values)
-        carries = {n: why for n, why in spec.meaning.items() if verdict.is_tuned(n) and n not in fixed and n not in hints}
-        if carries:
-            raise _UsageError(
-                f"kernel {spec.name!r}: " + "; ".join(f"{n} may carry meaning: {why[0]}" for n, why in carries.items())
-                + ". A value other than the one your data is built for computes something else, so it is not "
-                + "searched: pass it with " + " or ".join(f"--fixed {n}=<value>" for n in carries)
-                + ", or list the values that are safe with " + " ".join(f"--hint {n}=<v1>,<v2>" for n in carries)
-            )
         prune = unknown_guards(spec, target, verdict.tuned, fixed)
         if not spec.complete:
             err.write(
