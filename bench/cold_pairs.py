@@ -19,24 +19,26 @@ for _p in (ROOT, ROOT / "tests"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-#: The GPU pairs, most telling first (a run out of budget drops the last): (kernel, source, shape).
+#: The GPU pairs (kernel, source, shape), in the order they run: a run out of budget drops the last.  Three
+#: library pairs come early (issue 25 asks for >= 3); torchao's block fp8 GEMM, whose list of 48 configs takes
+#: triton.autotune a minute, comes late.
 GPU_PAIRS: List[Dict[str, Any]] = [
     {"kernel": "matmul", "source": "fixture", "shape": {"M": 96, "N": 5000, "K": 4096}},
-    {"kernel": "scaled_int8_mm", "source": "torchao", "shape": {"M": 128, "N": 4096, "K": 4096}},
     {"kernel": "l2norm_fwd", "source": "fla-core", "shape": {"T": 32768, "D": 128}},
-    {"kernel": "blockwise_fp8_gemm", "source": "torchao", "shape": {"M": 300, "N": 4096, "K": 4096}},
-    {"kernel": "matmul", "source": "fixture", "shape": {"M": 512, "N": 4096, "K": 11008}},
+    {"kernel": "scaled_int8_mm", "source": "torchao", "shape": {"M": 128, "N": 4096, "K": 4096}},
     {"kernel": "softmax", "source": "fixture", "shape": {"n_rows": 100, "n_cols": 3000}},
     {"kernel": "layer_norm", "source": "fixture", "shape": {"M": 1000, "N": 777}},
+    {"kernel": "l2norm_fwd", "source": "fla-core", "shape": {"T": 5000, "D": 384}},
+    {"kernel": "int8_gemv", "source": "fixture", "shape": {"N": 300, "K": 4096}},
+    {"kernel": "rms_norm", "source": "fixture", "shape": {"M": 100, "N": 3000}},
     {"kernel": "block_ptr_matmul", "source": "fixture", "shape": {"M": 200, "N": 3000, "K": 1500}},
     {"kernel": "flash_attention", "source": "fixture",
      "shape": {"Z": 1, "H": 8, "N_CTX": 1000, "HEAD_DIM": 64, "CAUSAL": 0}},
-    {"kernel": "int8_gemv", "source": "fixture", "shape": {"N": 300, "K": 4096}},
-    {"kernel": "rms_norm", "source": "fixture", "shape": {"M": 100, "N": 3000}},
-    {"kernel": "l2norm_fwd", "source": "fla-core", "shape": {"T": 5000, "D": 384}},
-    {"kernel": "batched_matmul", "source": "fixture", "shape": {"B": 5, "M": 1000, "N": 999, "K": 257}},
     {"kernel": "cross_entropy", "source": "fixture", "shape": {"n_rows": 500, "n_cols": 50257}},
     {"kernel": "sum_axis", "source": "fixture", "shape": {"M": 3000, "N": 77}},
+    {"kernel": "matmul", "source": "fixture", "shape": {"M": 512, "N": 4096, "K": 11008}},
+    {"kernel": "batched_matmul", "source": "fixture", "shape": {"B": 5, "M": 1000, "N": 999, "K": 257}},
+    {"kernel": "blockwise_fp8_gemm", "source": "torchao", "shape": {"M": 300, "N": 4096, "K": 4096}},
     {"kernel": "transpose", "source": "fixture", "shape": {"M": 1000, "N": 33}},
 ]
 

@@ -154,7 +154,6 @@ def side_reference(pair: dict, dry: bool, picks: Dict[str, dict], opts: argparse
     from tiletune.runtime.parallel_compile import compile_all
 
     t_begin = time.perf_counter()
-    deadline = t_begin + opts.reference_s
     problem = cold_pairs.load(pair)
     dev = lib.Device(dry)
     prob = lib.Problem(pair["kernel"], problem, pair["shape"], dev)
@@ -184,6 +183,7 @@ def side_reference(pair: dict, dry: bool, picks: Dict[str, dict], opts: argparse
 
     sigs = list(pool)
     fails, compile_s = compile_all({i: job(pool[s]) for i, s in enumerate(sigs)})
+    deadline = time.perf_counter() + opts.reference_s  # screening seconds, after the parallel compile
     screened: Dict[str, float] = {}
     invalid: Dict[str, str] = {}
     best = None
@@ -330,8 +330,17 @@ def driver_main(opts: argparse.Namespace) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     results: Dict[str, Any] = {"meta": _meta(opts), "rows": [], "skipped": [], "timeline": None}
+    if opts.append and (out_dir / "first_tune_cold.json").exists():  # a second command's pairs join the first's
+        earlier = json.loads((out_dir / "first_tune_cold.json").read_text())
+        results["rows"], results["timeline"] = earlier.get("rows", []), earlier.get("timeline")
+        results["meta"]["appended_to"] = earlier.get("meta")
     spent: List[float] = []
     for i, pair in enumerate(pairs):
+        missing = getattr(cold_pairs.load(pair), "path", None)
+        if missing is not None and not missing.exists():
+            results["skipped"].append({"kernel": pair["kernel"], "shape": pair["shape"],
+                                       "why": f"{missing} is not in the dev corpus (bash bench/fetch_corpus.sh)"})
+            continue
         left = opts.budget_s - (time.perf_counter() - t0)
         guess = max(spent) if spent else PAIR_GUESS_S
         if left < guess:
@@ -391,10 +400,12 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--dry-run", action="store_true", help="2 tiny pairs under TRITON_INTERPRET=1 on the CPU")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"), help="directory for the JSON and markdown")
     ap.add_argument("--pairs", default=None, help="comma list of pair indices (default: all that fit the budget)")
-    ap.add_argument("--budget-s", type=float, default=450.0, help="wall budget of the whole run (default 450)")
-    ap.add_argument("--side-timeout-s", type=float, default=150.0, help="one side's process at most this long")
-    ap.add_argument("--reference-s", type=float, default=20.0, help="screening seconds per pair (after compiling)")
-    ap.add_argument("--grid-sample", type=int, default=48, help="exhaustive grid points screened at most")
+    ap.add_argument("--budget-s", type=float, default=460.0, help="wall budget of the whole run (default 460)")
+    ap.add_argument("--side-timeout-s", type=float, default=200.0, help="one side's process at most this long")
+    ap.add_argument("--reference-s", type=float, default=10.0, help="screening seconds per pair (after compiling)")
+    ap.add_argument("--grid-sample", type=int, default=32, help="exhaustive grid points screened at most")
+    ap.add_argument("--append", action="store_true",
+                    help="add this run's rows to the --out JSON already there (a second command's pairs)")
     ap.add_argument("--retime-top", type=int, default=4, help="screened configs re-timed with both picks")
     ap.add_argument("--rounds", type=int, default=6, help="interleaved rounds of the final re-timing")
     ap.add_argument("--screen-rep-ms", type=float, default=10.0)
