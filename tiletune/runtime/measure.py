@@ -143,6 +143,9 @@ class _Trial:
         # rest of a batch is abandoned: not timed, its compiles not awaited (:meth:`left_s`)
         self.deadline: Optional[float] = None
         self.abandoned: List[int] = []
+        # (start, budget(compile_s, setup_s) -> seconds): the first batch narrows its deadline to the time
+        # budget as soon as one of its compiles priced a compile (:meth:`narrow_deadline`)
+        self.budget_of: Optional[Tuple[float, Callable[[float, float], float]]] = None
         self.bench_s: List[float] = []  # seconds per benchmark call, on the measuring clock
         self.compiled: Dict[str, Any] = {"children": 0, "threads": 0}  # where compiles ran, stage seconds
         self.session: Any = None  # the search's CompileSession (children kept between batches)
@@ -156,6 +159,20 @@ class _Trial:
             return None
         reserve = self.retime_cost_s(RETIME_MAX, _retime_rounds())
         return self.deadline - _bench.clock() - reserve
+
+    def narrow_deadline(self, queue: Any) -> None:
+        """In the first batch, once a compile of it finished: the deadline becomes the search's time budget
+        priced at that compile (what the descent would get), when that is sooner."""
+        if self.budget_of is None or self.deadline is None or self.compile_s is not None:
+            return
+        price = getattr(queue, "compile_seconds", None)
+        est = price() if price is not None else None
+        if est is None:
+            return
+        stage = getattr(queue, "stage_s", {})
+        start, budget = self.budget_of
+        setup = stage.get("capture", 0.0) + stage.get("warm_compiler", 0.0)
+        self.deadline = min(self.deadline, start + budget(est, setup))
 
     def add(self, config: Config) -> int:
         """The index of ``config`` (added when new)."""
@@ -407,6 +424,8 @@ class _Trial:
                     reason = queue.wait(i, timeout=left)
             except FuturesTimeout:  # the deadline came while it compiled: abandoned, not awaited
                 raise _OverBudget() from None
+            if first:
+                self.narrow_deadline(queue)
             if reason is not None:
                 report.advance()
                 raise _CompileFailed(reason)
@@ -604,6 +623,7 @@ class MeasureStage:
         synthesized = self.synthesize_configs and getattr(self, "_synthesis", None) is not None
         if synthesized and policy.descent and math.isfinite(policy.max_seconds):  # a hand list: measured whole
             trial.deadline = t_start + policy.max_seconds  # the descent narrows it to the time budget
+            trial.budget_of = (t_start, lambda c, setup: time_budget(policy, c, setup))
         if synthesized and self.top_k is None:
             costs = [self._synthesis.costs.get(config_str(c)) for c in configs]
             n_first = first_batch_size(costs, policy)
