@@ -38,6 +38,7 @@ from .report import TuningReport, config_str
 from .search import Descent, Point, first_batch, first_batch_size, resolve_search, time_budget
 from .agreement import Checker, MeaningError, attribute, check_mode, hinted_values, meaning_message, probe_indices
 from .side_effects import Snapshot, verify_targets
+from .warm_start import warm_seeds
 
 __all__ = ["MeasureStage", "RETIME_TOP", "RETIME_MAX", "RETIME_GAP", "RETIME_ROUNDS", "retime_set"]
 
@@ -631,7 +632,7 @@ class MeasureStage:
         else:  # top_k= or a hand list: measure what was asked for
             n_first = len(configs)
             batch = list(range(n_first))
-        warm = self._warm_seeds(problem, trial, pg) if synthesized and self.top_k is None else []
+        warm = warm_seeds(self, problem, trial.add, pg) if synthesized and self.top_k is None else []
         if warm:  # the winners of the nearest cached keys first, then the model's picks, as many in all
             batch = [i for i, _ in warm] + [i for i in batch if i not in dict(warm)][:max(0, n_first - len(warm))]
         probes: List[int] = []
@@ -708,30 +709,6 @@ class MeasureStage:
             extra.update({"world_size": world_size, "rank": rank, "sharded": trial.shard,
                           "timed_here": trial.timed_here})
         return winner, extra
-
-    def _warm_seeds(self, problem: Any, trial: _Trial, pg: Any) -> List[Tuple[int, list]]:
-        """``(trial index, key values)`` of the cached winners of this kernel's nearest other keys
-        (:mod:`.warm_start`) that the model finds feasible here; none under a process group (each rank reads
-        its own cache) or without a disk cache."""
-        disk_key = getattr(problem, "disk_key", None)
-        if not self.cache_results or disk_key is None or _dd.is_active(pg):
-            return []
-        from .warm_start import nearest_winners
-
-        cache = self._disk_cache(problem.target_name)
-        ctx = self._synthesis
-        out: List[Tuple[int, list]] = []
-        for _, key, entry in nearest_winners(cache.entries(), disk_key, cache.fingerprint):
-            config = self._config_from_entry(entry)
-            if config is None or not ctx.feasible(config.kwargs, config.num_warps, config.num_stages):
-                continue
-            i = trial.add(config)
-            if i not in dict(out):
-                out.append((i, key))
-        if out:
-            problem.report.note(f"warm start: {len(out)} winner(s) of the nearest cached key(s) "
-                                f"{', '.join(str(k) for _, k in out)} measured first")
-        return out
 
     def _screen_fn(self, bench: Callable[[Callable], float]) -> Callable[[Callable], float]:
         """The benchmark for screening: short budgets unless the user chose the benchmark or its budgets

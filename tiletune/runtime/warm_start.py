@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 #: How many neighbouring keys' winners seed a first batch.
 WARM_SEEDS = 2
@@ -71,4 +71,29 @@ def nearest_winners(entries: Mapping[str, Mapping[str, Any]], disk_key: str, fin
         out.append((d, key, entry))
         if len(out) >= n:
             break
+    return out
+
+
+def warm_seeds(tuner: Any, problem: Any, add: Callable[[Any], int], pg: Any) -> List[Tuple[int, list]]:
+    """``(candidate index, key values)`` of the cached winners of ``tuner``'s nearest other keys that the
+    model finds feasible here, each added to the search's candidates with ``add(config) -> index``; none
+    under a process group (each rank reads its own cache) or without a disk cache."""
+    from . import distributed as _dd
+
+    disk_key = getattr(problem, "disk_key", None)
+    if not tuner.cache_results or disk_key is None or _dd.is_active(pg):
+        return []
+    cache = tuner._disk_cache(problem.target_name)
+    ctx = tuner._synthesis
+    out: List[Tuple[int, list]] = []
+    for _, key, entry in nearest_winners(cache.entries(), disk_key, cache.fingerprint):
+        config = tuner._config_from_entry(entry)
+        if config is None or not ctx.feasible(config.kwargs, config.num_warps, config.num_stages):
+            continue
+        i = add(config)
+        if i not in dict(out):
+            out.append((i, key))
+    if out:
+        problem.report.note(f"warm start: {len(out)} winner(s) of the nearest cached key(s) "
+                            f"{', '.join(str(k) for _, k in out)} measured first")
     return out
