@@ -67,3 +67,26 @@ def test_without_cached_neighbours_the_first_batch_is_the_models(monkeypatch):
     tuned = tiletune.autotune(configs=[], key=["M", "N"], search=SMALL, pre_hook=inj.pre_hook)(scale2d_kernel)
     launch(tuned, m=32, n=64)
     assert tuned.search_facts["warm_start"] == []
+
+
+def test_a_broken_neighbour_seeds_nothing_and_a_seed_outside_the_pool_is_probed_with_it(monkeypatch, tmp_path):
+    """A neighbour whose cached config is unusable (edited by hand) is skipped.  A usable one the model ranks
+    too low for the pool (1x2 tiles) joins the candidates, and the agreement check's probes are drawn from
+    them, the seed included."""
+    inj = Injected(monkeypatch, best=(4, 64))
+    first = tiletune.autotune(configs=[], key=["M", "N"], search=SMALL, pre_hook=inj.pre_hook)(scale2d_kernel)
+    launch(first, m=32, n=64)
+    path = next((tmp_path / "cache" / "kernel").glob("*.json"))
+    data = json.loads(path.read_text())
+    (key, entry), = data["entries"].items()
+    broken, tiny = json.loads(json.dumps(entry)), json.loads(json.dumps(entry))
+    broken["config"]["kwargs"]["BLOCK_M"] = "wide"
+    tiny["config"]["kwargs"].update(BLOCK_M=1, BLOCK_N=2)
+    data["entries"][key.replace("[32,64]", "[32,99]")] = broken  # the nearest, but unusable
+    data["entries"][key.replace("[32,64]", "[32,90]")] = tiny
+    path.write_text(json.dumps(data))
+    inj.timed.clear()
+    again = tiletune.autotune(configs=[], key=["M", "N"], search=SMALL, pre_hook=inj.pre_hook)(scale2d_kernel)
+    launch(again, m=32, n=100)
+    assert again.search_facts["warm_start"] == [[32, 90], [32, 64]]
+    assert inj.timed[0] == (1, 2)

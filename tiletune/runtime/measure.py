@@ -637,7 +637,7 @@ class MeasureStage:
             batch = [i for i, _ in warm] + [i for i in batch if i not in dict(warm)][:max(0, n_first - len(warm))]
         probes: List[int] = []
         if synthesized and trial.check != "off":  # every parameter the pool varies, seen at two values
-            probes = probe_indices(configs, batch)
+            probes = probe_indices(trial.configs, batch)  # warm seeds included
             batch = batch + probes
             ctx = self._synthesis
             trial.feasible = lambda c: ctx.feasible(c.kwargs, c.num_warps, c.num_stages)

@@ -79,6 +79,7 @@ def warm_seeds(tuner: Any, problem: Any, add: Callable[[Any], int], pg: Any) -> 
     model finds feasible here, each added to the search's candidates with ``add(config) -> index``; none
     under a process group (each rank reads its own cache) or without a disk cache."""
     from . import distributed as _dd
+    from .cache_validate import kernel_entry_problems
 
     disk_key = getattr(problem, "disk_key", None)
     if not tuner.cache_results or disk_key is None or _dd.is_active(pg):
@@ -86,7 +87,12 @@ def warm_seeds(tuner: Any, problem: Any, add: Callable[[Any], int], pg: Any) -> 
     cache = tuner._disk_cache(problem.target_name)
     ctx = tuner._synthesis
     out: List[Tuple[int, list]] = []
-    for _, key, entry in nearest_winners(cache.entries(), disk_key, cache.fingerprint):
+    entries = cache.entries()
+    for _, key, entry in nearest_winners(entries, disk_key, cache.fingerprint, n=len(entries)):
+        if len(out) >= WARM_SEEDS:
+            break
+        if kernel_entry_problems(tuner, problem, entry):  # an edited or broken entry seeds nothing
+            continue
         config = tuner._config_from_entry(entry)
         if config is None or not ctx.feasible(config.kwargs, config.num_warps, config.num_stages):
             continue
