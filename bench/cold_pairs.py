@@ -9,6 +9,8 @@ library's own ``triton.autotune`` list, written out from the file and line named
 from __future__ import annotations
 
 import math
+import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -19,24 +21,26 @@ for _p in (ROOT, ROOT / "tests"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-#: The GPU pairs, most telling first (a run out of budget drops the last): (kernel, source, shape).
+#: The GPU pairs (kernel, source, shape), in the order they run: a run out of budget drops the last.  Three
+#: library pairs come early (issue 25 asks for >= 3); torchao's block fp8 GEMM, whose list of 48 configs takes
+#: triton.autotune a minute, comes late.
 GPU_PAIRS: List[Dict[str, Any]] = [
     {"kernel": "matmul", "source": "fixture", "shape": {"M": 96, "N": 5000, "K": 4096}},
-    {"kernel": "scaled_int8_mm", "source": "torchao", "shape": {"M": 128, "N": 4096, "K": 4096}},
     {"kernel": "l2norm_fwd", "source": "fla-core", "shape": {"T": 32768, "D": 128}},
-    {"kernel": "blockwise_fp8_gemm", "source": "torchao", "shape": {"M": 300, "N": 4096, "K": 4096}},
-    {"kernel": "matmul", "source": "fixture", "shape": {"M": 512, "N": 4096, "K": 11008}},
+    {"kernel": "scaled_int8_mm", "source": "torchao", "shape": {"M": 128, "N": 4096, "K": 4096}},
     {"kernel": "softmax", "source": "fixture", "shape": {"n_rows": 100, "n_cols": 3000}},
     {"kernel": "layer_norm", "source": "fixture", "shape": {"M": 1000, "N": 777}},
+    {"kernel": "l2norm_fwd", "source": "fla-core", "shape": {"T": 5000, "D": 384}},
+    {"kernel": "int8_gemv", "source": "fixture", "shape": {"N": 300, "K": 4096}},
+    {"kernel": "rms_norm", "source": "fixture", "shape": {"M": 100, "N": 3000}},
     {"kernel": "block_ptr_matmul", "source": "fixture", "shape": {"M": 200, "N": 3000, "K": 1500}},
     {"kernel": "flash_attention", "source": "fixture",
      "shape": {"Z": 1, "H": 8, "N_CTX": 1000, "HEAD_DIM": 64, "CAUSAL": 0}},
-    {"kernel": "int8_gemv", "source": "fixture", "shape": {"N": 300, "K": 4096}},
-    {"kernel": "rms_norm", "source": "fixture", "shape": {"M": 100, "N": 3000}},
-    {"kernel": "l2norm_fwd", "source": "fla-core", "shape": {"T": 5000, "D": 384}},
-    {"kernel": "batched_matmul", "source": "fixture", "shape": {"B": 5, "M": 1000, "N": 999, "K": 257}},
     {"kernel": "cross_entropy", "source": "fixture", "shape": {"n_rows": 500, "n_cols": 50257}},
     {"kernel": "sum_axis", "source": "fixture", "shape": {"M": 3000, "N": 77}},
+    {"kernel": "matmul", "source": "fixture", "shape": {"M": 512, "N": 4096, "K": 11008}},
+    {"kernel": "batched_matmul", "source": "fixture", "shape": {"B": 5, "M": 1000, "N": 999, "K": 257}},
+    {"kernel": "blockwise_fp8_gemm", "source": "torchao", "shape": {"M": 300, "N": 4096, "K": 4096}},
     {"kernel": "transpose", "source": "fixture", "shape": {"M": 1000, "N": 33}},
 ]
 
@@ -46,17 +50,20 @@ DRY_PAIRS: List[Dict[str, Any]] = [
     {"kernel": "l2norm_fwd", "source": "fla-core", "shape": {"T": 40, "D": 24}},
 ]
 
-CORPUS = ROOT / ".corpus"
+def corpus_root() -> Path:
+    """Where the dev corpus is: ``TILETUNE_CORPUS`` (e.g. a directory staged with ``--stage-corpus``, which
+    travels to a GPU machine where ``.corpus`` does not), else ``.corpus``."""
+    return Path(os.environ.get("TILETUNE_CORPUS") or ROOT / ".corpus")
 
 
 class LibraryProblem:
     """A library kernel behind the fixture interface (see the module docstring)."""
 
-    def __init__(self, name: str, path: Path, function: str, key: List[str], hand: Callable[[], list],
+    def __init__(self, name: str, relpath: str, function: str, key: List[str], hand: Callable[[], list],
                  make_args: Callable, launch: Callable, reference: Callable, outputs: Callable,
                  tolerance: Dict[str, float], wrap: Optional[Callable] = None):
         self.name = name
-        self.path = path
+        self.relpath = relpath
         self.function = function
         self.KEY = key
         self._hand = hand
@@ -69,6 +76,11 @@ class LibraryProblem:
         self.RESET_TO_ZERO: list = []
         self._wrap = wrap
         self._kernel = None
+
+    @property
+    def path(self) -> Path:
+        """The library's file in the dev corpus (:func:`corpus_root`)."""
+        return corpus_root() / self.relpath
 
     @property
     def KERNEL(self):  # noqa: N802 (the fixture interface's name)
@@ -90,7 +102,7 @@ class LibraryProblem:
 
 
 # ---------------------------------------------------------------- torchao: scaled int8 matmul
-_INT8_MM = CORPUS / "torchao/torchao/prototype/quantized_training/int8_mm.py"
+_INT8_MM = "torchao/torchao/prototype/quantized_training/int8_mm.py"
 
 
 def _int8_mm_hand() -> list:
@@ -142,11 +154,11 @@ SCALED_INT8_MM = LibraryProblem(
     _int8_mm_args, _int8_mm_launch,
     lambda a: [(a["A_ptr"].float() @ a["B_ptr"].float()) * a["row_scale_ptr"].float()[:, None]
                * a["col_scale_ptr"].float()[None, :]],
-    lambda a: [a["C_ptr"]], {"atol": 1.0, "rtol": 2e-2}, wrap=_int8_mm_wrap)
+    lambda a: [a["C_ptr"]], {"atol": 5e-2, "rtol": 2e-2}, wrap=_int8_mm_wrap)
 
 
 # ---------------------------------------------------------------- torchao: block-scaled fp8 GEMM
-_FP8 = CORPUS / "torchao/torchao/kernel/blockwise_quantization.py"
+_FP8 = "torchao/torchao/kernel/blockwise_quantization.py"
 _FP8_BLOCK = 128
 
 
@@ -194,7 +206,7 @@ BLOCKWISE_FP8_GEMM = LibraryProblem(
 
 
 # ---------------------------------------------------------------- fla-core: l2norm forward (rows per program)
-_L2NORM = CORPUS / "fla-core/fla/modules/norm/l2norm.py"
+_L2NORM = "fla-core/fla/modules/norm/l2norm.py"
 
 
 def _l2norm_hand() -> list:
@@ -246,3 +258,14 @@ def load(pair: Dict[str, Any]):
         raise KeyError(f"unknown library kernel {pair['kernel']!r}; known: {', '.join(LIBRARY)}")
     return LIBRARY[pair["kernel"]]
 
+
+
+def stage_corpus(dest: Path) -> List[Path]:
+    """Copy the library files the pairs read into ``dest`` (same relative paths); the files written."""
+    out = []
+    for problem in LIBRARY.values():
+        target = Path(dest) / problem.relpath
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(problem.path, target)
+        out.append(target)
+    return out

@@ -154,7 +154,6 @@ def side_reference(pair: dict, dry: bool, picks: Dict[str, dict], opts: argparse
     from tiletune.runtime.parallel_compile import compile_all
 
     t_begin = time.perf_counter()
-    deadline = t_begin + opts.reference_s
     problem = cold_pairs.load(pair)
     dev = lib.Device(dry)
     prob = lib.Problem(pair["kernel"], problem, pair["shape"], dev)
@@ -184,6 +183,7 @@ def side_reference(pair: dict, dry: bool, picks: Dict[str, dict], opts: argparse
 
     sigs = list(pool)
     fails, compile_s = compile_all({i: job(pool[s]) for i, s in enumerate(sigs)})
+    deadline = time.perf_counter() + opts.reference_s  # screening seconds, after the parallel compile
     screened: Dict[str, float] = {}
     invalid: Dict[str, str] = {}
     best = None
@@ -211,8 +211,12 @@ def side_reference(pair: dict, dry: bool, picks: Dict[str, dict], opts: argparse
         d = picks.get(group)
         if not d:
             return None
-        r = res.get(lib.config_sig(_config_of(d))) or {}
-        return r.get("ms")
+        samples = (res.get(lib.config_sig(_config_of(d))) or {}).get("samples_ms") or []
+        if not samples:
+            return None
+        # the rounds the best known is reported on (the odd ones; all of them when it was unstable)
+        odd = samples[1::2] if len(samples) > 1 and not (known and known["unstable"]) else samples
+        return statistics.median(odd)
 
     noise = [abs(statistics.median(r["samples_ms"][0::2]) / statistics.median(r["samples_ms"][1::2]) - 1.0)
              for r in res.values() if r.get("samples_ms") and len(r["samples_ms"]) > 1]
@@ -310,7 +314,8 @@ def run_pair(pair: dict, index: int, opts: argparse.Namespace, profile: bool) ->
     row["tiletune_over_best"] = (ref["tiletune_ms"] / best) if best and ref.get("tiletune_ms") else None
     row["hand_over_best"] = (ref["hand_ms"] / best) if best and ref.get("hand_ms") else None
     row["reference"] = {k: ref.get(k) for k in ("best", "best_from", "best_ms", "tiletune_ms", "hand_ms", "noise",
-                                                "unstable", "screened", "grid", "grid_sampled", "wall_s")}
+                                                "unstable", "screened", "grid", "grid_sampled", "wall_s",
+                                                "invalid_picks")}
     row["process_s"] = {s: r.get("process_s") for s, r in list(sides.items()) + [("reference", ref)]}
     if errors:
         row["errors"] = errors
@@ -323,19 +328,33 @@ def driver_main(opts: argparse.Namespace) -> int:
     """Run every pair that fits the budget; write the results after each; print the summary table last."""
     from cold_report import print_summary
 
-    pairs = cold_pairs.DRY_PAIRS if opts.dry_run else cold_pairs.GPU_PAIRS
-    if opts.pairs:
-        pairs = [pairs[int(i)] for i in opts.pairs.split(",")]
+    every = cold_pairs.DRY_PAIRS if opts.dry_run else cold_pairs.GPU_PAIRS
+    chosen = [int(i) for i in opts.pairs.split(",")] if opts.pairs else list(range(len(every)))
+    bad = [i for i in chosen if not 0 <= i < len(every)]
+    if bad:
+        raise SystemExit(f"first_tune_cold: --pairs {bad} out of range; there are {len(every)} pairs "
+                         f"(0-{len(every) - 1})")
     out_dir = Path(opts.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     results: Dict[str, Any] = {"meta": _meta(opts), "rows": [], "skipped": [], "timeline": None}
+    if opts.append and (out_dir / "first_tune_cold.json").exists():  # a second command's pairs join the first's
+        earlier = json.loads((out_dir / "first_tune_cold.json").read_text())
+        results["rows"], results["timeline"] = earlier.get("rows", []), earlier.get("timeline")
+        results["meta"]["appended_to"] = earlier.get("meta")
     spent: List[float] = []
-    for i, pair in enumerate(pairs):
+    for i in chosen:
+        pair = every[i]
+        missing = getattr(cold_pairs.load(pair), "path", None)
+        if missing is not None and not missing.exists():
+            results["skipped"].append({"index": i, "kernel": pair["kernel"], "shape": pair["shape"],
+                                       "why": f"{missing} is not in the dev corpus (bash bench/fetch_corpus.sh, "
+                                              "or --stage-corpus DIR then TILETUNE_CORPUS=DIR)"})
+            continue
         left = opts.budget_s - (time.perf_counter() - t0)
         guess = max(spent) if spent else PAIR_GUESS_S
         if left < guess:
-            results["skipped"].append({"kernel": pair["kernel"], "shape": pair["shape"],
+            results["skipped"].append({"index": i, "kernel": pair["kernel"], "shape": pair["shape"],
                                        "why": f"budget: {left:.0f}s left, a pair took up to {guess:.0f}s"})
             continue
         t_pair = time.perf_counter()
@@ -360,6 +379,9 @@ def driver_main(opts: argparse.Namespace) -> int:
     results["meta"]["wall_s"] = time.perf_counter() - t0
     write_outputs(results, out_dir)
     print_summary(results)
+    budget_cut = [str(x["index"]) for x in results["skipped"] if x["why"].startswith("budget")]
+    if budget_cut:
+        print(f"skipped for the budget: run them with --pairs {','.join(budget_cut)} --append")
     return 0 if results["rows"] and not any(r.get("errors") for r in results["rows"]) else 1
 
 
@@ -391,10 +413,14 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--dry-run", action="store_true", help="2 tiny pairs under TRITON_INTERPRET=1 on the CPU")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"), help="directory for the JSON and markdown")
     ap.add_argument("--pairs", default=None, help="comma list of pair indices (default: all that fit the budget)")
-    ap.add_argument("--budget-s", type=float, default=450.0, help="wall budget of the whole run (default 450)")
-    ap.add_argument("--side-timeout-s", type=float, default=150.0, help="one side's process at most this long")
-    ap.add_argument("--reference-s", type=float, default=20.0, help="screening seconds per pair (after compiling)")
-    ap.add_argument("--grid-sample", type=int, default=48, help="exhaustive grid points screened at most")
+    ap.add_argument("--budget-s", type=float, default=460.0, help="wall budget of the whole run (default 460)")
+    ap.add_argument("--side-timeout-s", type=float, default=200.0, help="one side's process at most this long")
+    ap.add_argument("--reference-s", type=float, default=10.0, help="screening seconds per pair (after compiling)")
+    ap.add_argument("--grid-sample", type=int, default=32, help="exhaustive grid points screened at most")
+    ap.add_argument("--stage-corpus", metavar="DIR", default=None,
+                    help="copy the library files the pairs read into DIR and exit (then TILETUNE_CORPUS=DIR)")
+    ap.add_argument("--append", action="store_true",
+                    help="add this run's rows to the --out JSON already there (a second command's pairs)")
     ap.add_argument("--retime-top", type=int, default=4, help="screened configs re-timed with both picks")
     ap.add_argument("--rounds", type=int, default=6, help="interleaved rounds of the final re-timing")
     ap.add_argument("--screen-rep-ms", type=float, default=10.0)
@@ -413,6 +439,10 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 def main(argv: Optional[List[str]] = None) -> int:
     """Entry point: a side's child process with ``--side``, else the driver."""
     opts = parse_args(argv)
+    if opts.stage_corpus:
+        for f in cold_pairs.stage_corpus(Path(opts.stage_corpus)):
+            print(f)
+        return 0
     if opts.side:
         child_main(opts)
         return 0

@@ -8,6 +8,8 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from tiletune.runtime.parallel_compile import CompileQueue, _TimedPool
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,3 +54,15 @@ def test_an_abandoned_thread_pool_cancels_queued_compiles_and_is_left_without_wa
     assert queued.cancelled()
     assert first.result(timeout=60) == "late"  # it finishes in the background; nobody waited for it
     assert queue.abandoned
+
+
+def test_small_batches_go_to_the_threads_below_the_children_threshold(monkeypatch):
+    from tiletune.runtime.compile_workers import processes_enabled
+
+    monkeypatch.delenv("TILETUNE_COMPILE_PROCESSES", raising=False)
+    monkeypatch.setenv("TILETUNE_COMPILE_PROCESSES_MIN", "4")
+    assert not processes_enabled(3)
+    assert processes_enabled(4) == (os.name == "posix")
+    monkeypatch.setenv("TILETUNE_COMPILE_PROCESSES_MIN", "zero")
+    with pytest.raises(ValueError, match="TILETUNE_COMPILE_PROCESSES_MIN='zero' is not a positive integer"):
+        processes_enabled(4)

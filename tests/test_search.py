@@ -703,3 +703,24 @@ def test_a_hand_list_is_measured_whole_past_the_search_budget(monkeypatch):
     tuned, inj = _on_a_virtual_clock(monkeypatch, 2000.0, configs=hand, search=policy)
     assert tuned.search_facts["abandoned"] == 0
     assert len(tuned.configs_timings) == 4
+
+
+def test_the_first_batch_narrows_its_deadline_to_the_budget_once_a_compile_is_priced():
+    from tiletune.runtime.measure import _Trial
+    from tiletune.runtime.parallel_compile import CompileQueue, _TimedPool
+
+    tuned = tiletune.autotune(configs=[], key=["M", "N"])(scale2d_kernel)
+    trial = _Trial(tuned, (), {}, None, None, bench=lambda fn: 1.0)
+    trial.deadline = 100.0
+    trial.budget_of = (10.0, lambda compile_s, setup_s: 5 * (compile_s + 0.125) + setup_s)
+    queue = CompileQueue()
+    trial.narrow_deadline(queue)
+    assert trial.deadline == 100.0  # nothing compiled yet: max_seconds holds
+    with _TimedPool(queue, max_workers=1) as pool:  # one compile job ran: its CPU seconds price a compile
+        pool.submit(lambda: sum(range(200_000))).result()
+    price = queue.compile_seconds()
+    trial.narrow_deadline(queue)
+    assert price is not None and trial.deadline == pytest.approx(10.0 + 5 * (price + 0.125))
+    trial.compile_s, trial.deadline = 0.5, 100.0  # a later batch: the descent's own deadline is kept
+    trial.narrow_deadline(queue)
+    assert trial.deadline == 100.0

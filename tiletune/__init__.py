@@ -7,6 +7,9 @@ winner; ``import tiletune.patch`` makes plain ``@triton.autotune`` do the same.
 ``contextual_autotune`` tunes the kernels a function launches in the context
 of the whole function (``tiletune.runtime.contextual``).
 
+``pretune(kernel, shapes, make_args=..., launch=...)`` (and ``tiletune tune``) fills the tuning cache ahead
+of time (``tiletune.runtime.pretune``).
+
 ``fits(kernel)`` is a ready ``prune_fn`` for the function tuner
 (``tiletune.tune.autotune``) and ``config_space_from(kernel, shapes, dtypes)``
 builds its config space from synthesis (``tiletune.runtime.fits``).
@@ -20,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from tiletune.version import __version__
 
-__all__ = ["__version__", "autotune", "Autotuner", "contextual_autotune", "Config", "fits", "config_space_from"]
+__all__ = ["__version__", "autotune", "Autotuner", "contextual_autotune", "Config", "fits", "config_space_from",
+           "pretune"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from triton import Config
@@ -41,6 +45,10 @@ def __getattr__(name: str) -> Any:
         from tiletune.runtime import fits
 
         return getattr(fits, name)
+    if name == "pretune":
+        from tiletune.runtime.pretune import pretune
+
+        return pretune
     if name == "Config":
         from triton import Config
 

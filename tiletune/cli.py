@@ -1,4 +1,4 @@
-"""Command line: ``tiletune analyze|lint|lsp|cache|synth-configs`` and ``synth-configs``.
+"""Command line: ``tiletune analyze|lint|lsp|cache|tune|synth-configs`` and ``synth-configs``.
 
 Each subcommand registers itself in :func:`build_parser` through an
 ``_add_<name>(subparsers)`` function that sets ``func`` to a handler taking
@@ -31,11 +31,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "(the synth-configs command; see `tiletune synth-configs --help`)")
     from .lint.cli import add_lint_parser, add_lsp_parser
     from .runtime.cache_cli import add_cache_parser
+    from .runtime.pretune import add_tune_parser
 
     add_lint_parser(sub)
     add_lsp_parser(sub)
     add_cache_parser(sub)
     _add_explain(sub)
+    add_tune_parser(sub)
     return parser
 
 

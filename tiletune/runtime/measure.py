@@ -38,6 +38,7 @@ from .report import TuningReport, config_str
 from .search import Descent, Point, first_batch, first_batch_size, resolve_search, time_budget
 from .agreement import Checker, MeaningError, attribute, check_mode, hinted_values, meaning_message, probe_indices
 from .side_effects import Snapshot, verify_targets
+from .warm_start import warm_seeds
 
 __all__ = ["MeasureStage", "RETIME_TOP", "RETIME_MAX", "RETIME_GAP", "RETIME_ROUNDS", "retime_set"]
 
@@ -143,6 +144,9 @@ class _Trial:
         # rest of a batch is abandoned: not timed, its compiles not awaited (:meth:`left_s`)
         self.deadline: Optional[float] = None
         self.abandoned: List[int] = []
+        # (start, budget(compile_s, setup_s) -> seconds): the first batch narrows its deadline to the time
+        # budget as soon as one of its compiles priced a compile (:meth:`narrow_deadline`)
+        self.budget_of: Optional[Tuple[float, Callable[[float, float], float]]] = None
         self.bench_s: List[float] = []  # seconds per benchmark call, on the measuring clock
         self.compiled: Dict[str, Any] = {"children": 0, "threads": 0}  # where compiles ran, stage seconds
         self.session: Any = None  # the search's CompileSession (children kept between batches)
@@ -156,6 +160,20 @@ class _Trial:
             return None
         reserve = self.retime_cost_s(RETIME_MAX, _retime_rounds())
         return self.deadline - _bench.clock() - reserve
+
+    def narrow_deadline(self, queue: Any) -> None:
+        """In the first batch, once a compile of it finished: the deadline becomes the search's time budget
+        priced at that compile (what the descent would get), when that is sooner."""
+        if self.budget_of is None or self.deadline is None or self.compile_s is not None:
+            return
+        price = getattr(queue, "compile_seconds", None)
+        est = price() if price is not None else None
+        if est is None:
+            return
+        stage = getattr(queue, "stage_s", {})
+        start, budget = self.budget_of
+        setup = stage.get("capture", 0.0) + stage.get("warm_compiler", 0.0)
+        self.deadline = min(self.deadline, start + budget(est, setup))
 
     def add(self, config: Config) -> int:
         """The index of ``config`` (added when new)."""
@@ -407,6 +425,8 @@ class _Trial:
                     reason = queue.wait(i, timeout=left)
             except FuturesTimeout:  # the deadline came while it compiled: abandoned, not awaited
                 raise _OverBudget() from None
+            if first:
+                self.narrow_deadline(queue)
             if reason is not None:
                 report.advance()
                 raise _CompileFailed(reason)
@@ -604,6 +624,7 @@ class MeasureStage:
         synthesized = self.synthesize_configs and getattr(self, "_synthesis", None) is not None
         if synthesized and policy.descent and math.isfinite(policy.max_seconds):  # a hand list: measured whole
             trial.deadline = t_start + policy.max_seconds  # the descent narrows it to the time budget
+            trial.budget_of = (t_start, lambda c, setup: time_budget(policy, c, setup))
         if synthesized and self.top_k is None:
             costs = [self._synthesis.costs.get(config_str(c)) for c in configs]
             n_first = first_batch_size(costs, policy)
@@ -611,14 +632,18 @@ class MeasureStage:
         else:  # top_k= or a hand list: measure what was asked for
             n_first = len(configs)
             batch = list(range(n_first))
+        warm = warm_seeds(self, problem, trial.add, pg) if synthesized and self.top_k is None else []
+        if warm:  # the winners of the nearest cached keys first, then the model's picks, as many in all
+            batch = [i for i, _ in warm] + [i for i in batch if i not in dict(warm)][:max(0, n_first - len(warm))]
         probes: List[int] = []
         if synthesized and trial.check != "off":  # every parameter the pool varies, seen at two values
-            probes = probe_indices(configs, batch)
+            probes = probe_indices(trial.configs, batch)  # warm seeds included
             batch = batch + probes
             ctx = self._synthesis
             trial.feasible = lambda c: ctx.feasible(c.kwargs, c.num_warps, c.num_stages)
         facts: Dict[str, Any] = {"search": policy.name, "first_batch": n_first, "pool": len(configs),
-                                 "check": trial.check, "check_probes": len(probes)}
+                                 "check": trial.check, "check_probes": len(probes),
+                                 "warm_start": [key for _, key in warm]}
         try:
             trial.measure(batch, first=True)
             t_first = _bench.clock()

@@ -280,7 +280,7 @@ def compiling(jobs: Dict[Hashable, Callable[[], Any]], *, parallel: Optional[boo
         yield queue
         return
     t0 = time.perf_counter()
-    specs = capture_specs(jobs) if processes_enabled() else {}
+    specs = capture_specs(jobs) if processes_enabled(len(jobs)) else {}
     t1 = time.perf_counter()
     warmed_before = session.warm_s if session is not None else 0.0
     with quiet_threads(), ProcessCompiles(specs, session, workers=children_for(len(jobs))) as children, \
