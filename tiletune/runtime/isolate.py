@@ -92,9 +92,8 @@ class Screen:
         self.seen: Dict[str, bool] = {}
 
     def _start(self, tensors: Dict[str, Any]) -> None:
-        import tiletune
-
-        root = os.path.dirname(os.path.dirname(os.path.abspath(tiletune.__file__)))
+        # the directory holding the tiletune package (this file is tiletune/runtime/isolate.py)
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([root, *[p for p in sys.path if p], env.get("PYTHONPATH", "")])
         self.proc = subprocess.Popen([sys.executable, "-m", "tiletune.runtime.isolate"], stdin=subprocess.PIPE,
