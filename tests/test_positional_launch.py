@@ -43,9 +43,9 @@ def test_runtime_positional_tile_size_is_fixed_like_a_keyword():
     assert set(tuned.best_config.kwargs) == {"BLOCK_M"}
 
 
-def test_binder_binds_positionals_through_the_signature():
+def test_launch_constants_bind_positionals_through_the_signature():
     tuned = tiletune.autotune(configs=[], key=["M", "N"], target="h100")(col_sums_kernel)
-    fixed = tuned._binder.launch_fixed(("x", "out", 40, 24, 16), {"BLOCK_M": 8, "num_warps": 4})
+    fixed = tuned._launch_constants(("x", "out", 40, 24, 16), {"BLOCK_M": 8, "num_warps": 4})
     assert fixed == {"BLOCK_N": 16, "BLOCK_M": 8}
 
 

@@ -450,11 +450,15 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
         """The process group this kernel's tunings agree over (None: no agreement); see :func:`resolve_group`."""
         return resolve_group(self.pg)
 
+    def _launch_constants(self, args: tuple, kwargs: Dict[str, Any]) -> Dict[str, Any]:
+        """The constexpr values this launch fixes, as Triton binds it (positional, keyword, heuristics)."""
+        return _live.launch_constants(self.kernel_name, self.arg_names, self._binder.constexpr, args, kwargs,
+                                      self._binder.defaults, _live.heuristic_layers(self.fn))
+
     def _problem(self, args: tuple, kwargs: Dict[str, Any]) -> _Problem:
         """Bind one launch and compute its disk key (no analysis, no synthesis)."""
         bound = self._binder.bind(args, kwargs)
-        launch_const = _live.launch_constants(self.kernel_name, self.arg_names, self._binder.constexpr, args, kwargs,
-                                              self._binder.defaults, _live.heuristic_layers(self.fn))
+        launch_const = self._launch_constants(args, kwargs)
         dtypes = tensor_dtypes(self.arg_names, bound)
         target_name = self._target_name() if (self.synthesize_configs or self.cache_results) else "unknown"
         key_values = self._binder.key_values(bound)
@@ -626,7 +630,7 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
         self.nargs = dict(zip(self.arg_names, args))
         bound = self._binder.bind(args, kwargs)
         report = TuningReport(self.kernel_name, self._source_hash(), None, verbose=self.verbose)
-        configs = self._synthesize(bound, kwargs, self._binder.launch_fixed(args, kwargs),
+        configs = self._synthesize(bound, kwargs, self._launch_constants(args, kwargs),
                                    tensor_dtypes(self.arg_names, bound), report)
         ret = [self.fn.warmup(*args, **kwargs, **c.all_kwargs()) for c in configs]
         self.nargs = None

@@ -181,16 +181,6 @@ class Binder:
             out.append(v)
         return out
 
-    def launch_fixed(self, args: tuple, kwargs: Mapping[str, Any]) -> dict[str, Any]:
-        """Constexpr parameters the launch passed, positionally or as keywords.
-
-        Positional arguments bind by signature order, as Triton binds a call:
-        ``kernel[grid](x, y, out, n, 64)`` fixes the fifth parameter exactly as
-        ``BLOCK=64`` would."""
-        fixed = {name: value for name, value in zip(self.arg_names, args) if name in self.constexpr}
-        fixed.update((k, v) for k, v in kwargs.items() if k in self.constexpr)
-        return fixed
-
 
 def tensor_dtypes(arg_names: Iterable[str], bound: Mapping[str, Any]) -> dict[str, str]:
     """``{param: dtype name}`` for every tensor argument, in signature order."""
