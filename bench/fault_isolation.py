@@ -1,7 +1,7 @@
 """Does a candidate that faults the GPU cost the search that candidate, or the process?  (GPU only.)
 
 ``python bench/fault_isolation.py`` tunes ``bench/fault_kernels.py::wild_copy``
-(``configs=[]``; every candidate with BLOCK >= 64 makes an illegal memory
+(``configs=[]``; every candidate with BLOCK >= 512 makes an illegal memory
 access) once and prints one line: the winner, how many candidates the worker
 screened out, the tuning time, and whether the output is right.  With
 ``TILETUNE_ISOLATE_FIRST_LAUNCH=1`` the process must survive and print
@@ -42,7 +42,9 @@ def tune_once(n: int) -> int:
     right = bool(torch.equal(out, x * 2))
     print(f"winner [{kernel.best_config}]  screened out {len(faulted)}  tuned in {seconds:.2f} s  "
           f"output {'ok' if right else 'WRONG'}  isolation={os.environ.get('TILETUNE_ISOLATE_FIRST_LAUNCH', '0')}")
-    return 0 if right and kernel.best_config.kwargs["BLOCK"] < 64 else 1
+    from fault_kernels import FAULT_FROM
+
+    return 0 if right and kernel.best_config.kwargs["BLOCK"] < FAULT_FROM.value else 1
 
 
 def main() -> int:
