@@ -30,7 +30,7 @@ returns ``{param: [reason, ...]}``.  The runtime's agreement check
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Mapping, Optional, Set
+from typing import Dict, Iterable, List, Optional, Set
 
 import libcst as cst
 

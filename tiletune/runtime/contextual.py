@@ -49,7 +49,6 @@ import json
 import os
 import statistics
 import threading
-import time
 import types
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
