@@ -1,4 +1,4 @@
-"""Explanations never crash on the dev corpus (liger-kernel, torchao, gemlite).
+"""Explanations never crash on the dev corpus (liger-kernel, torchao, gemlite: tests/corpus.py SWEEP_LIBRARIES).
 
 Every kernel with tiling parameters is synthesised on three Ascend and an NVIDIA
 target at a few realistic sizes (every runtime size the model needs set to
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.corpus import LIBRARIES, library_files
+from tests.corpus import SWEEP_LIBRARIES as LIBRARIES, library_files
 from tiletune.analysis import analyze_file
 from tiletune.errors import AnalysisError, InfeasibleError, SynthesisError
 from tiletune.synthesis import required_shapes, synthesize

@@ -23,7 +23,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from corpus import LIBRARIES, library_root
+from corpus import SWEEP_LIBRARIES as LIBRARIES, library_root
 from tiletune.analysis import analyze_source
 from tiletune.lint import lint_source
 from tiletune.lint.fixes import apply_fix
