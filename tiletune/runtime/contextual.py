@@ -58,7 +58,6 @@ from triton.runtime.autotuner import Autotuner as _TritonAutotuner
 from tiletune.errors import TuningError
 
 from .agreement import Checker, check_mode, differing
-from .side_effects import verify_targets
 
 from . import bench as _bench
 from . import distributed as _dd
@@ -185,11 +184,7 @@ class _TiletuneKernel:
 
     def written(self, state: Any) -> Dict[str, Any]:
         """The tensors a launch writes (what the agreement check compares), by parameter name."""
-        t = self.tuner
-        spec = t.spec()
-        stored = [] if spec is None else list(spec.stored_pointers) + list(spec.atomic_pointers)
-        names = verify_targets(state.bound, t.reset_to_zero, t.restore_value, stored)
-        return {n: state.bound[n] for n in names}
+        return {n: state.bound[n] for n in self.tuner._checked_names(state.bound)}
 
     def adopt(self, key: Any, state: Any, config: Any, timings: Dict[Any, Optional[float]], status: str,
               extra: Dict[str, Any]) -> None:

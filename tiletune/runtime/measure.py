@@ -235,9 +235,7 @@ class _Trial:
         """The record (:meth:`Checker.take`) of ``config``'s outputs after one launch from the snapshot."""
         t, bound = self.tuner, self.problem.bound
         if self.snapshot is None:
-            spec = t.spec()
-            stored = [] if spec is None else list(spec.stored_pointers) + list(spec.atomic_pointers)
-            self.names = verify_targets(bound, t.reset_to_zero, t.restore_value, stored)
+            self.names = t._checked_names(bound)
             self.snapshot = Snapshot({n: bound[n] for n in self.names})
         out: List[Any] = []
         self.snapshot.restore()
@@ -523,6 +521,13 @@ class MeasureStage:
         return _bench.get_bench(method, warmup=self.num_warmups, rep=self.num_reps)
 
     _method_used = "none"
+
+    def _checked_names(self, bound: Mapping[str, Any]) -> List[str]:
+        """The tensor arguments whose contents the agreement check and ``verify`` compare (and snapshot):
+        :func:`~tiletune.runtime.side_effects.verify_targets` over the analysis's stored and atomic pointers."""
+        spec = self.spec()
+        stored = [] if spec is None else list(spec.stored_pointers) + list(spec.atomic_pointers)
+        return verify_targets(bound, self.reset_to_zero, self.restore_value, stored)
 
     def _kernel_call(self, args: tuple, kwargs: Dict[str, Any], config: Config,
                      grab: Optional[Callable[[], None]] = None) -> Callable[[], None]:
