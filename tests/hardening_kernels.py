@@ -45,3 +45,15 @@ def unrolled_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr, UNROLL: tl.constexpr):
     mask = offs < n
     tl.static_assert(UNROLL > 0)
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+
+@triton.heuristics({"SCALE": lambda args: 2})
+@triton.autotune(configs=[triton.Config({"BLOCK": 32, "UNROLL": 1})], key=["n"])
+@triton.jit
+def library_tuned_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr, UNROLL: tl.constexpr, SCALE: tl.constexpr):
+    """A library's kernel as its module exports it: its own heuristics around its own autotuner around the
+    jit function (fla-core's pattern); a user tunes the jit function itself (``library_tuned_copy.fn.fn``)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.static_assert(UNROLL > 0)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * SCALE, mask=mask)

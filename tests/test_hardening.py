@@ -370,6 +370,23 @@ def test_a_candidate_that_kills_its_worker_is_left_out_and_the_process_goes_on(f
     assert 1 in timed  # the survivors were measured in this process
 
 
+def test_the_worker_launches_the_function_the_user_tuned_not_the_library_wrapper_around_it(fresh_cache, monkeypatch):
+    """The kernel's module exports heuristics(autotune(jit)) (a library's own tuning); the user tunes the jit
+    function. The worker must launch that jit function with the candidate, not the library's autotuner."""
+    monkeypatch.setenv("TILETUNE_ISOLATE_FIRST_LAUNCH", "1")
+    monkeypatch.setenv("TILETUNE_ISOLATE_FAULT_INJECT", "UNROLL=2")
+    n = 100
+    x, out = torch.arange(n, dtype=torch.float32), torch.zeros(n)
+    kernel = tiletune.autotune(configs=[], key=["n"], hints={"UNROLL": [1, 2]})(hk.library_tuned_copy.fn.fn)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kernel[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, out, n, SCALE=2)
+    assert torch.equal(out, x * 2)
+    said = [str(w.message) for w in caught if "killed the worker process" in str(w.message)]
+    assert said and all("UNROLL=2" in s for s in said), said  # only the injected fault, no wrapper failure
+    assert kernel.best_config.kwargs["UNROLL"] == 1
+
+
 def test_without_the_switch_no_worker_runs(fresh_cache, monkeypatch):
     monkeypatch.delenv("TILETUNE_ISOLATE_FIRST_LAUNCH", raising=False)
     monkeypatch.setenv("TILETUNE_ISOLATE_FAULT_INJECT", "UNROLL=")

@@ -33,7 +33,7 @@ from tiletune.errors import TiletuneWarning
 
 from .env import env_on
 
-__all__ = ["ENV", "FAULT_ENV", "CandidateFaulted", "enabled", "Screen", "first_launches", "worker_main"]
+__all__ = ["ENV", "FAULT_ENV", "CandidateFaulted", "enabled", "Screen", "first_launches", "worker_main", "wrappers_of"]
 
 ENV = "TILETUNE_ISOLATE_FIRST_LAUNCH"
 FAULT_ENV = "TILETUNE_ISOLATE_FAULT_INJECT"
@@ -98,7 +98,7 @@ class Screen:
         env["PYTHONPATH"] = os.pathsep.join([root, *[p for p in sys.path if p], env.get("PYTHONPATH", "")])
         self.proc = subprocess.Popen([sys.executable, "-m", "tiletune.runtime.isolate"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=env)
-        _send(self.proc.stdin, {"kernel": self.reference,
+        _send(self.proc.stdin, {"kernel": self.reference, "wrappers": wrappers_of(self.tuner),
                                 "tensors": {n: (t.detach().cpu().clone(), str(t.device)) for n, t in tensors.items()}})
 
     def check(self, nargs: Dict[str, Any]) -> None:
@@ -184,20 +184,44 @@ def first_launches(tuner: Any) -> Iterator[None]:
         screen.close()
 
 
-def _kernel(reference: tuple) -> Any:
+def _is_autotuner(obj: Any) -> bool:
+    return type(obj).__name__.endswith("Autotuner")  # Triton's, tiletune's, or a library's subclass
+
+
+def _chain(obj: Any) -> list:
+    """``obj`` and every wrapper under it, down to the jit function (the object whose ``fn`` is plain Python)."""
+    chain = [obj]
+    while not inspect.isfunction(getattr(obj, "fn", None)) and getattr(obj, "fn", None) is not None:
+        obj = obj.fn
+        chain.append(obj)
+    return chain
+
+
+def wrappers_of(tuner: Any) -> tuple:
+    """The type names of the non-autotuner wrappers (e.g. ``Heuristics``) between what ``tuner`` tunes and
+    its jit function: the worker launches the object at the same level, whatever the module exports."""
+    return tuple(type(o).__name__ for o in _chain(getattr(tuner, "fn", tuner))[:-1] if not _is_autotuner(o))
+
+
+def _kernel(reference: tuple, wrappers: tuple = ()) -> Any:
+    """The object the tuner wraps, found from the module's export: a library may export its own
+    heuristics and autotuner around the jit function the user tuned, and the worker must launch the
+    candidate on the jit function (and the user's own wrappers), never through the library's autotuner."""
     module, name = reference
     obj: Any = importlib.import_module(module)
     for part in name.split("."):
         obj = getattr(obj, part)
-    while not hasattr(obj, "run") or type(obj).__name__.endswith("Autotuner"):
-        obj = obj.fn  # a tiletune/Triton autotuner around the @triton.jit function (heuristics kept)
-    return obj
+    levels = [o for o in _chain(obj) if not _is_autotuner(o)]
+    if len(wrappers) >= len(levels) or tuple(type(o).__name__ for o in levels[-1 - len(wrappers):-1]) != wrappers:
+        raise LookupError(f"{module}.{name} does not wrap its jit function as the tuned kernel does "
+                          f"(wrappers {list(wrappers)})")
+    return levels[-1 - len(wrappers)]
 
 
 def worker_main(stdin: BinaryIO, stdout: BinaryIO) -> int:
     """The worker: receive the kernel and the tensors, then launch each config sent, answering "ok"."""
     setup = _receive(stdin)
-    kernel = _kernel(setup["kernel"])
+    kernel = _kernel(setup["kernel"], tuple(setup.get("wrappers", ())))
     tensors = {n: t.to(device) if device != "cpu" else t for n, (t, device) in setup["tensors"].items()}
     fault = os.environ.get(FAULT_ENV, "")
     while True:
