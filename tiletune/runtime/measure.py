@@ -66,6 +66,18 @@ RETIME_ROUNDS = 4
 SCREEN_WARMUP_MS = 2.5
 SCREEN_REP_MS = 10.0
 
+#: Past the deadline, a candidate whose compile has already finished is still timed, with a short screening
+#: (these budgets, a quarter of the screening's), while the late timings of the search stay within LATE_SHARE
+#: of its time budget; a candidate still compiling is abandoned, its compile not awaited.  A compile is the
+#: dear part of a candidate: one finished and never timed was paid for and tells nothing, and leaves the pick
+#: to the model (H100, cold first tunes: sum_axis and int8_gemv compiled 9 and timed 1, because the deadline
+#: came while the first batch compiled).  LATE_SHARE is half of the 10% a first tune may run over its budget
+#: (issue 25); the other half is the re-timing's estimate error.  The leaders are re-timed interleaved
+#: afterwards, so a short screening only has to rank.
+LATE_WARMUP_MS = 0.5
+LATE_REP_MS = 2.5
+LATE_SHARE = 0.05
+
 
 def retime_set(order: Sequence[int], timings: Mapping[int, float]) -> List[int]:
     """The candidates to re-time: the leading RETIME_TOP of ``order`` (fastest first), and those after
@@ -116,6 +128,14 @@ class _OverBudget(Exception):
     """A candidate not timed because the search's deadline came first (abandoned, not failed)."""
 
 
+def _compiled(queue: Any, i: int) -> bool:
+    """True when candidate ``i``'s compile in ``queue`` has finished (or there was none to run)."""
+    if i in getattr(queue, "failures", {}):
+        return True
+    fut = queue.futures.get(i)
+    return fut is None or fut.done()
+
+
 class _Trial:
     """Every config measured for one key: times, drops, the verify reference; shared by all batches."""
 
@@ -143,7 +163,12 @@ class _Trial:
         # the search's deadline on the measuring clock (None: none); past it, once something was timed, the
         # rest of a batch is abandoned: not timed, its compiles not awaited (:meth:`left_s`)
         self.deadline: Optional[float] = None
+        self.started: Optional[float] = None  # when the first tune began on the measuring clock
         self.abandoned: List[int] = []
+        self.late: List[int] = []  # timed past the deadline: compiled already, screened short
+        self.late_s = 0.0  # seconds those late timings took
+        self.late_max_s = 0.0  # the longest of them
+        self.late_bench: Callable = bench  # the short screening of late timings
         # (start, budget(compile_s, setup_s) -> seconds): the first batch narrows its deadline to the time
         # budget as soon as one of its compiles priced a compile (:meth:`narrow_deadline`)
         self.budget_of: Optional[Tuple[float, Callable[[float, float], float]]] = None
@@ -160,6 +185,21 @@ class _Trial:
             return None
         reserve = self.retime_cost_s(RETIME_MAX, _retime_rounds())
         return self.deadline - _bench.clock() - reserve
+
+    def may_time_late(self, i: int, queue: Any) -> bool:
+        """Past the deadline: True when candidate ``i`` may still be timed (short): its compile has finished
+        (nothing to await) and one more late timing keeps the late ones within LATE_SHARE of the budget."""
+        if not _compiled(queue, i) or self.deadline is None or self.started is None:
+            return False
+        allowance = LATE_SHARE * max(0.0, self.deadline - self.started)
+        return self.late_s + self._late_call_s() <= allowance
+
+    def _late_call_s(self) -> float:
+        """Seconds one late timing is expected to take: the longest so far, else a screening call scaled
+        to the late budgets."""
+        if self.late_max_s:
+            return self.late_max_s
+        return self.retime_cost_s(1, 1) * (LATE_WARMUP_MS + LATE_REP_MS) / (SCREEN_WARMUP_MS + SCREEN_REP_MS)
 
     def narrow_deadline(self, queue: Any) -> None:
         """In the first batch, once a compile of it finished: the deadline becomes the search's time budget
@@ -304,11 +344,11 @@ class _Trial:
                     raise t._all_failed(self.configs, self.failures)
                 return {i: None for i in batch}
             # alone, each candidate is verified just before it is timed: timing overlaps the later compiles
-            abandoned_before = len(self.abandoned)
+            abandoned_before, late_before = len(self.abandoned), len(self.late)
             result = self._bench(alive, queue, first, verify=verify and not (full and self.active))
-            over = len(self.abandoned) > abandoned_before
-            if over:  # the deadline came: the batch's compiles still running are abandoned, not awaited
+            if len(self.abandoned) > abandoned_before:  # the batch's compiles still running: not awaited
                 queue.abandon()
+            over = len(self.abandoned) > abandoned_before or len(self.late) > late_before  # the deadline came
         # every compile of the batch has finished (the pool is shut down)
         if _timeline.recording() and queue.children is not None:
             for fut, res in queue.children._finished().items():
@@ -416,11 +456,12 @@ class _Trial:
                 raise TuningError("not run: tuning stopped after an error")
             i = alive[j]
             left = self.left_s()
-            if left is not None and left <= 0:
+            late = left is not None and left <= 0
+            if late and not self.may_time_late(i, queue):
                 raise _OverBudget()
             try:
                 with _timeline.span("compile_wait", config_str(self.configs[i])):
-                    reason = queue.wait(i, timeout=left)
+                    reason = queue.wait(i, timeout=None if late else left)  # late: compiled, nothing to await
             except FuturesTimeout:  # the deadline came while it compiled: abandoned, not awaited
                 raise _OverBudget() from None
             if first:
@@ -443,9 +484,15 @@ class _Trial:
             mark = queue.mark()
             t0 = _bench.clock()
             try:
-                with _timeline.span("timing", config_str(self.configs[i])):
-                    ms = self.bench(self.calls[i])
-                self.bench_s.append(_bench.clock() - t0)
+                with _timeline.span("timing", ("late " if late else "") + config_str(self.configs[i])):
+                    ms = (self.late_bench if late else self.bench)(self.calls[i])
+                took = _bench.clock() - t0
+                if late:
+                    self.late.append(i)
+                    self.late_s += took
+                    self.late_max_s = max(self.late_max_s, took)
+                else:
+                    self.bench_s.append(took)
                 if queue.contended_since(mark):
                     self.contended.add(i)
             except TiletuneError as exc:  # a broken benchmark or launch, not a bad candidate: stop
@@ -623,6 +670,8 @@ class MeasureStage:
         _timeline.add("synthesis", f"{len(configs)} candidate(s)", t_begin, t_candidates)
         policy = resolve_search(self.search, self.search_breadth)
         trial = _Trial(self, args, kwargs, problem, pg, self._screen_fn(bench))
+        trial.late_bench = self._screen_fn(bench, late=True)
+        trial.started = t_start
         trial.session = session
         for c in configs:
             trial.add(c)
@@ -701,6 +750,7 @@ class MeasureStage:
         facts["bench_call_s"] = trial.retime_cost_s(1, 1)  # median seconds of one screening measurement
         facts["contended"] = len(trial.contended)  # timed while compile work ran in this process
         facts["abandoned"] = len(trial.abandoned)  # not timed: the deadline came first (compiles not awaited)
+        facts["late_timed"] = len(trial.late)  # compiled when the deadline came: timed short, not abandoned
         if trial.deadline is not None:
             facts["deadline_s"] = trial.deadline - t_start
         report.note(f"search {policy.name}: {facts['first_batch']} of {len(configs)} ranked candidate(s) measured "
@@ -715,11 +765,17 @@ class MeasureStage:
                           "timed_here": trial.timed_here})
         return winner, extra
 
-    def _screen_fn(self, bench: Callable[[Callable], float]) -> Callable[[Callable], float]:
+    def _screen_fn(self, bench: Callable[[Callable], float], late: bool = False) -> Callable[[Callable], float]:
         """The benchmark for screening: short budgets unless the user chose the benchmark or its budgets
-        (or under the interpreter, where budgets mean nothing)."""
+        (or under the interpreter, where budgets mean nothing).  ``late``: the shorter screening of a
+        compiled candidate timed past the deadline (LATE_WARMUP_MS, LATE_REP_MS; one call under the
+        interpreter as well)."""
         user_set = self._do_bench is not None or self.num_warmups is not None or self.num_reps is not None
-        if user_set or _bench.interpreting() or self._method_used not in _bench.METHODS:
+        if user_set or self._method_used not in _bench.METHODS:
+            return bench
+        if late:
+            return _bench.get_bench(self._method_used, warmup=LATE_WARMUP_MS, rep=LATE_REP_MS)
+        if _bench.interpreting():
             return bench
         return _bench.get_bench(self._method_used, warmup=SCREEN_WARMUP_MS, rep=SCREEN_REP_MS)
 
