@@ -56,6 +56,7 @@ from . import live_kernel as _live
 from .measure import RETIME_ROUNDS, RETIME_TOP, MeasureStage
 from .report import TuningReport, config_str, config_to_dict
 from .search import resolve_search
+from .strategies import get_strategy
 from .side_effects import DefaultHooks
 from . import targets as _targets
 from .tuning_log import json_plain
@@ -281,7 +282,8 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
         # the measured search (runtime/search.py): mode, and how much wider to search.  search_breadth > 1 is
         # the hook for "the analysis is incomplete -> search wider" (set it before the first launch).
         if search is not None:
-            resolve_search(search)  # an unknown mode fails at decoration, naming the modes
+            # an unknown mode or strategy fails at decoration, naming the registered ones
+            get_strategy(resolve_search(search).strategy)
         self.search = search
         self.search_breadth = 1.0
         self._synthesis: Any = None

@@ -35,7 +35,8 @@ from .decision import protect_side_effects
 from .compile_workers import CompileSession
 from .parallel_compile import compiling, describe_error, parallel_enabled
 from .report import TuningReport, config_str
-from .search import Descent, Point, first_batch, first_batch_size, resolve_search, time_budget
+from .strategies import Budget, Space, run_strategy
+from .search import Point, first_batch, first_batch_size, resolve_search, time_budget
 from .agreement import Checker, MeaningError, attribute, check_mode, hinted_values, meaning_message, probe_indices
 from .side_effects import Snapshot, verify_targets
 from .warm_start import warm_seeds
@@ -817,14 +818,15 @@ class MeasureStage:
         seconds = time_budget(policy, trial.compile_s, trial.setup_s)
         reserve = trial.retime_cost_s(RETIME_MAX, _retime_rounds())
         trial.deadline = t_start + seconds  # a round the estimate let start stops here (Trial.left_s)
-        descent = Descent(measure, feasible, policy, ctx.tiling, self.hints, launch_options=not interp,
-                          warps=ctx.domain("num_warps", WARPS),
-                          stages=ctx.domain("num_stages", range(MIN_STAGES, MAX_STAGES + 1)),
-                          clock=_bench.clock, started=t_start, agree_round=agree_round, cost=cost,
-                          seconds=seconds, reserve_s=reserve,
-                          compile_s=max(trial.compile_s or 0.0, trial.compile_latency_s or 0.0),
-                          point_s=trial.retime_cost_s(1, 1), compile_workers=trial.compile_workers())
-        result = descent.run(known)
+        space = Space(ranked=[point(c) for c in trial.configs], feasible=feasible, cost=cost, tiling=ctx.tiling,
+                      hints=dict(self.hints or {}), launch_options=not interp,
+                      warps=ctx.domain("num_warps", WARPS),
+                      stages=ctx.domain("num_stages", range(MIN_STAGES, MAX_STAGES + 1)))
+        budget = Budget(policy, seconds=seconds, clock=_bench.clock, started=t_start, reserve_s=reserve,
+                        compile_s=max(trial.compile_s or 0.0, trial.compile_latency_s or 0.0),
+                        point_s=trial.retime_cost_s(1, 1), compile_workers=trial.compile_workers(),
+                        agree_round=agree_round)
+        result = run_strategy(policy.strategy, measure, budget, space, known)
         for a, b, ms in result.moves:
             trial.problem.report.note(f"descent: [{config_str(config(a))}] -> [{config_str(config(b))}] ({ms:.4f} ms)")
         return {"descent_measured": result.measured, "descent_rejected": result.rejected,

@@ -95,7 +95,8 @@ class SearchPolicy:
     time budget in hand-list costs (:func:`time_budget`; None: only
     ``max_seconds``); ``synth_top_k``: how many ranked candidates synthesis
     returns (the pool the first batch draws from; ``exhaustive`` asks for
-    many).
+    many); ``strategy``: the registered search strategy that measures after
+    the first batch (:mod:`~tiletune.runtime.strategies`; ``descent`` by default).
     """
 
     name: str
@@ -109,6 +110,7 @@ class SearchPolicy:
     max_seconds: float = 30.0
     hand_lists: Optional[float] = None
     synth_top_k: int = 16
+    strategy: str = "descent"
 
 
 #: The modes.  ``default`` spends at most what the author's hand list would (``hand_lists=1``),
