@@ -370,7 +370,13 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
         ``constants`` (a launch's constexpr values and ``None`` arguments)
         specialises it: branches they decide are resolved, so what only a dead
         branch uses needs no dtype and no space (analysed once per distinct set).
+        When no compile-time branch test of the unspecialised analysis read any
+        of them (``KernelSpec.static_params``), specialising would find the same:
+        the unspecialised spec is returned, and a first tune analyses once.
         """
+        if constants and self._spec_done and self._spec is not None \
+                and not set(constants) & set(getattr(self._spec, "static_params", None) or ()):
+            return self._spec  # no branch test reads these parameters: specialising changes nothing
         if constants:
             by_constants = self.__dict__.setdefault("_spec_by_constants", {})
             ckey = tuple(sorted((k, repr(v)) for k, v in constants.items()))
