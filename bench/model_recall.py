@@ -84,7 +84,8 @@ def model_ranking(name: str, shape: Dict[str, int], target: str) -> Tuple[List[T
     # the first batch as the default search picks it from the pool (runtime/measure.py)
     policy = SEARCH_MODES["default"]
     n_first = first_batch_size([c.cost for c in pool.candidates], policy)
-    batch = first_batch([(tuple(sorted(c.kwargs.items())), c.num_warps) for c in pool.candidates], n_first)
+    batch = first_batch([(tuple(sorted(c.kwargs.items())), c.num_warps) for c in pool.candidates], n_first,
+                        costs=[c.cost for c in pool.candidates], stages=[c.num_stages for c in pool.candidates])
     first = [as_keys(pool)[i] for i in batch]
 
     def hard(kwargs: Dict[str, Any], warps: Any, stages: Any) -> List[str]:

@@ -777,3 +777,14 @@ def test_past_the_deadline_only_a_finished_compile_is_timed_and_only_within_the_
     assert trial.may_time_late(1, queue)
     trial.late_s += 1e-3  # one more late timing would pass LATE_SHARE of the 10 s budget
     assert not trial.may_time_late(1, queue)
+
+
+def test_the_first_batch_takes_the_fewest_stages_where_the_model_cannot_tell_them_apart():
+    from tiletune.runtime.search import COMPILE_TIE, first_batch
+
+    tilings = ["A", "A", "A", "B", "B"]
+    stages = [6, 3, 1, 4, 2]
+    costs = [1.0, 1.0 + COMPILE_TIE / 2, 1.5, 2.0, 2.0 * (1 + 3 * COMPILE_TIE)]
+    # A: stage 3 is within the tie of stage 6, stage 1 is not; B: stage 2 is not within the tie of stage 4
+    assert first_batch(tilings, 2, costs=costs, stages=stages) == [1, 3]
+    assert first_batch(tilings, 2) == [0, 3]  # without costs: the best-ranked variant

@@ -683,7 +683,8 @@ class MeasureStage:
         if synthesized and self.top_k is None:
             costs = [self._synthesis.costs.get(config_str(c)) for c in configs]
             n_first = first_batch_size(costs, policy)
-            batch = first_batch([(tuple(sorted(c.kwargs.items())), c.num_warps) for c in configs], n_first)
+            batch = first_batch([(tuple(sorted(c.kwargs.items())), c.num_warps) for c in configs], n_first,
+                                costs=costs, stages=[c.num_stages for c in configs])
         else:  # top_k= or a hand list: measure what was asked for
             n_first = len(configs)
             batch = list(range(n_first))
