@@ -716,6 +716,27 @@ def test_candidates_compiled_when_the_deadline_comes_are_timed_short_not_abandon
     assert tuned.bench_time <= 1.1 * 3.0
 
 
+def test_a_re_timing_that_would_end_past_the_deadline_takes_the_short_screening(monkeypatch):
+    """0.5 s a screening, 4 re-timing rounds, a 3 s budget: the re-timing's reserve (5 x 4 x 0.5 s) puts the
+    deadline before the first timing; the other 7 of the batch are timed late (10 ms each), and re-timing the
+    three leaders 4 times at 0.5 s would end near 6.6 s, so they are re-timed with the short screening and the
+    search still ends within 10% of its budget."""
+    monkeypatch.setenv("TILETUNE_RETIME_ROUNDS", "4")
+    policy = SearchPolicy("timed", first_min=8, first_max=8, max_compiles=1000, max_seconds=3.0)
+    tuned, _ = _on_a_virtual_clock(monkeypatch, 500.0, late_ms=10.0, configs=[], search=policy)
+    facts = tuned.search_facts
+    assert facts["late_timed"] == facts["first_batch"] - 1 and facts["abandoned"] == 0
+    assert facts["retime_short"] is True
+    assert tuned.bench_time <= 1.1 * 3.0
+
+
+def test_a_search_well_inside_its_deadline_re_times_at_the_screenings_pace(monkeypatch):
+    policy = SearchPolicy("timed", first_min=4, first_max=4, descent=False, max_compiles=1000, max_seconds=30.0)
+    tuned, _ = _on_a_virtual_clock(monkeypatch, 100.0, late_ms=10.0, configs=[], search=policy)
+    facts = tuned.search_facts
+    assert facts["late_timed"] == 0 and facts["retime_short"] is False
+
+
 def test_a_late_screening_dearer_than_the_late_share_abandons_the_rest(monkeypatch):
     """A late screening costs as much as a full one here (0.4 s, over LATE_SHARE of a 3 s budget): after the
     first late timing shows it, the rest are abandoned."""

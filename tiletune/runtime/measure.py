@@ -202,6 +202,14 @@ class _Trial:
             return self.late_max_s
         return self.retime_cost_s(1, 1) * (LATE_WARMUP_MS + LATE_REP_MS) / (SCREEN_WARMUP_MS + SCREEN_REP_MS)
 
+    def retime_overruns(self, n: int, rounds: int) -> bool:
+        """True when re-timing ``n`` candidates ``rounds`` times at the screening's pace would end past the
+        deadline (the deadline came while the batch compiled, or late timings used its reserve): the
+        re-timing then takes the short late screening.  False without a deadline or under a process group."""
+        if self.deadline is None or self.active or not self.bench_s:
+            return False
+        return _bench.clock() + self.retime_cost_s(n, rounds) > self.deadline
+
     def narrow_deadline(self, queue: Any) -> None:
         """In the first batch, once a compile of it finished: the deadline becomes the search's time budget
         priced at that compile (what the descent would get), when that is sooner."""
@@ -716,9 +724,13 @@ class MeasureStage:
         order = sorted(timings, key=lambda i: (timings[i], i))
         if self._do_bench is None and len(order) > 1:
             top = retime_set(order, timings)
-            with _timeline.span("retime", f"{len(top)} candidate(s)"):
-                retimed = _bench.retime_interleaved({i: trial.calls[i] for i in top}, trial.bench,
-                                                    {i: timings[i] for i in top}, rounds=_retime_rounds())
+            rounds = _retime_rounds()
+            short = trial.retime_overruns(len(top), rounds)  # then re-timed with the short screening
+            facts["retime_short"] = short
+            with _timeline.span("retime", f"{len(top)} candidate(s)" + (" (short)" if short else "")):
+                retimed = _bench.retime_interleaved({i: trial.calls[i] for i in top},
+                                                    trial.late_bench if short else trial.bench,
+                                                    {i: timings[i] for i in top}, rounds=rounds)
             agreed = _dd.combine_timings([retimed[i] for i in top], pg)
             for i, t in zip(top, agreed):
                 report.candidate(trial.configs[i], retimed[i], stage="retimed_ms")
