@@ -91,3 +91,25 @@ def test_the_kernel_tuner_runs_the_strategy_its_policy_names(monkeypatch):
     torch.testing.assert_close(y, x * 2)
     assert len(calls) == 1 and calls[0][0] == "mine" and len(calls[0][2]) >= 1
     assert tuned.search_facts["descent_stopped"] == "first batch only"
+
+
+def test_search_names_a_registered_strategy_and_the_default_modes_budget_holds(monkeypatch):
+    """``search="screen"``: the default mode's first batch, then the screen strategy (no moves)."""
+    from tiletune.runtime.search import SEARCH_MODES, resolve_search
+
+    policy = resolve_search("screen")
+    assert policy.strategy == "screen" and policy.first_max == SEARCH_MODES["default"].first_max
+    with pytest.raises(ValueError, match="'default'.*'descent'.*'screen'"):
+        resolve_search("annealing")
+    with pytest.raises(ValueError, match="is a search mode"):
+        register_strategy("fast", lambda *a: None)
+    monkeypatch.setattr(bench, "_clock", bench.VirtualClock())
+    monkeypatch.setenv("TILETUNE_SEARCH", "screen")  # under the interpreter, an explicit choice is needed
+    tuned = tiletune.autotune(configs=[], key=["n"], cache_results=False)(_double)
+    x = torch.randn(300)
+    y = torch.empty_like(x)
+    tuned[lambda meta: (triton.cdiv(300, meta["BLOCK"]),)](x, y, 300)
+    torch.testing.assert_close(y, x * 2)
+    facts = tuned.search_facts
+    assert facts["search"] == "screen" and facts.get("descent_moves", 0) == 0
+    assert facts["descent_stopped"] in ("done", "budget")

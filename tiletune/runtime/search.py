@@ -62,6 +62,7 @@ __all__ = [
     "HAND_LIST_CONFIGS",
     "STOCK_BENCH_S",
     "COMPILE_TIE",
+    "STRATEGY_NAMES",
 ]
 
 #: ``num_warps`` values a move may reach, ``num_stages`` bounds (Triton on sm80/sm90).
@@ -126,8 +127,14 @@ SEARCH_MODES: Dict[str, SearchPolicy] = {
 }
 
 
+#: Names of the registered search strategies (runtime/strategies.py registers into it): ``search="<name>"``
+#: runs the default mode's first batch and budget with that strategy after it.
+STRATEGY_NAMES: set = set()
+
+
 def resolve_search(search: Any = None, breadth: float = 1.0) -> SearchPolicy:
-    """The policy for ``search=`` (a mode name or a :class:`SearchPolicy`), else ``TILETUNE_SEARCH``, else default.
+    """The policy for ``search=`` (a mode name, a registered strategy's name, or a :class:`SearchPolicy`),
+    else ``TILETUNE_SEARCH``, else default.
 
     ``breadth`` > 1 widens it (larger first batch, more seeds and compiles):
     the hook for "the analysis is incomplete, search wider".  An unknown name
@@ -141,11 +148,14 @@ def resolve_search(search: Any = None, breadth: float = 1.0) -> SearchPolicy:
     else:
         name = search if search is not None else (os.environ.get("TILETUNE_SEARCH", "").strip() or "default")
         key = str(name).strip().lower()
-        if key not in SEARCH_MODES:
+        if key in SEARCH_MODES:
+            policy = SEARCH_MODES[key]
+        elif key in STRATEGY_NAMES:  # the default search with another strategy after its first batch
+            policy = replace(SEARCH_MODES["default"], name=key, strategy=key)
+        else:
             where = "search=" if search is not None else "TILETUNE_SEARCH"
-            raise ValueError(f"tiletune: {where}{name!r} is not a search mode; use one of "
-                             f"{', '.join(map(repr, SEARCH_MODES))}")
-        policy = SEARCH_MODES[key]
+            raise ValueError(f"tiletune: {where}{name!r} is not a search mode or strategy; use one of "
+                             f"{', '.join(map(repr, list(SEARCH_MODES) + sorted(STRATEGY_NAMES)))}")
     if breadth > 1.0 and policy.descent:
         policy = replace(
             policy,

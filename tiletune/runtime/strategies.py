@@ -18,7 +18,7 @@ Registered: ``"descent"`` (:class:`~tiletune.runtime.search.Descent`, the
 default search's second phase) and ``"screen"`` (the ranked points in order
 while the budget lasts, no moves: the exhaustive screening's way).
 :func:`register_strategy` adds one; ``SearchPolicy.strategy`` names the one a
-search mode uses.
+search mode uses, and ``search="<name>"`` runs the default mode with strategy ``<name>``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-from .search import MAX_STAGES, MIN_STAGES, WARPS, Descent, Point, SearchPolicy
+from .search import MAX_STAGES, MIN_STAGES, SEARCH_MODES, STRATEGY_NAMES, WARPS, Descent, Point, SearchPolicy
 
 __all__ = ["Space", "Budget", "StrategyResult", "Strategy", "register_strategy", "strategy_names", "get_strategy",
            "run_strategy"]
@@ -99,7 +99,10 @@ def register_strategy(name: str, strategy: Strategy) -> None:
     key = str(name).strip().lower()
     if not key:
         raise ValueError("tiletune: a search strategy needs a non-empty name")
+    if key in SEARCH_MODES:
+        raise ValueError(f"tiletune: {name!r} is a search mode; give the strategy another name")
     _REGISTRY[key] = strategy
+    STRATEGY_NAMES.add(key)  # search="<name>" now picks it
 
 
 def strategy_names() -> List[str]:
