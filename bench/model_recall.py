@@ -10,10 +10,18 @@ one outside the synthesized space (a preference or a domain left it out) only
 the descent can reach, and one the hard limits reject nothing can.  Cost-model changes can be
 judged here, offline, before a GPU run confirms them.
 
-    python bench/model_recall.py                       # bench/results/gpu_bench_search_default.json
+    python bench/model_recall.py                       # gpu_bench_search_default.json + gpu_bench.json (48 pairs)
     python bench/model_recall.py --from A.json B.json --out bench/results
 
 Writes ``model_recall.json`` and ``model_recall.md`` under ``--out``.
+
+Recall: a pair is a top-k hit when one of the model's ``k`` best-ranked
+configs (exact, ``num_stages`` included) is among the measured leaders within
+:data:`NEAR` of the measured best (the screening's recorded top 10).  The
+pairs are split in two halves by a hash of (fixture, shape) (:func:`half_of`):
+a constant of the cost model is chosen on the ``fit`` half and judged on the
+``held-out`` half, never fitted to the pairs it is judged on.  ``--before
+OLD.json`` (this script's JSON from an earlier model) adds a before/after table.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import json
 import math
 import statistics
 import sys
+import zlib
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -31,6 +40,15 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 POOL = 16  # the default search's synthesized pool (search.SEARCH_MODES["default"].synth_top_k)
+NEAR = 0.05  # a measured leader within 5% of the measured best counts as a hit
+RECALL_AT = (1, 8)  # top-k recall is reported at these k (8: the default search's largest first batch)
+HALVES = ("fit", "held-out")
+
+
+def half_of(fixture: str, shape: str) -> str:
+    """Which half a pair belongs to: ``fit`` (constants may be chosen on it) or ``held-out`` (judged only),
+    by the parity of a CRC-32 of ``fixture/shape`` (stable across runs and machines)."""
+    return HALVES[zlib.crc32(f"{fixture}/{shape}".encode()) & 1]
 
 
 def _shown(path: Path) -> str:
@@ -66,7 +84,8 @@ def model_ranking(name: str, shape: Dict[str, int], target: str) -> Tuple[List[T
     # the first batch as the default search picks it from the pool (runtime/measure.py)
     policy = SEARCH_MODES["default"]
     n_first = first_batch_size([c.cost for c in pool.candidates], policy)
-    batch = first_batch([(tuple(sorted(c.kwargs.items())), c.num_warps) for c in pool.candidates], n_first)
+    batch = first_batch([(tuple(sorted(c.kwargs.items())), c.num_warps) for c in pool.candidates], n_first,
+                        costs=[c.cost for c in pool.candidates], stages=[c.num_stages for c in pool.candidates])
     first = [as_keys(pool)[i] for i in batch]
 
     def hard(kwargs: Dict[str, Any], warps: Any, stages: Any) -> List[str]:
@@ -113,8 +132,14 @@ def recall(results: Sequence[Path], target: str) -> Dict[str, Any]:
                     leaders.append({"label": t["label"], "screen_ms": t["screen_ms"], "model_rank": rank,
                                     "match": how, "in_pool": in_pool is not None,
                                     "in_first_batch": in_first is not None})
-                rows.append({"fixture": fixture, "shape": skey, "feasible": len(order),
+                best_ms = min(t["screen_ms"] for t in top)
+                near = {_key(t["config"]["kwargs"], t["config"]["num_warps"], t["config"]["num_stages"])
+                        for t in top if t["screen_ms"] <= best_ms * (1.0 + NEAR)}
+                hits = {str(k): any(key in near for key in order[:k]) for k in RECALL_AT}
+                rows.append({"fixture": fixture, "shape": skey, "half": half_of(fixture, skey),
+                             "feasible": len(order),
                              "tt_over_best": (rec.get("ratios") or {}).get("tiletune_over_exhaustive"),
+                             "model_pick": _label(order[0]) if order else None, "hits": hits,
                              "leaders": leaders})
     best_ranks = [r["leaders"][0]["model_rank"] for r in rows]
     known = [b for b in best_ranks if b is not None]
@@ -133,8 +158,24 @@ def recall(results: Sequence[Path], target: str) -> Dict[str, Any]:
             "geomean_best_rank": _geomean(known),
             "geomean_first_top5_rank": _geomean([min((x["model_rank"] for x in r["leaders"] if x["model_rank"]),
                                                      default=None) for r in rows]),
+            "recall": {**{half: _recall([r for r in rows if r["half"] == half]) for half in HALVES},
+                       "all": _recall(rows)},
         },
     }
+
+
+def _recall(rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
+    """Top-k hits over ``rows`` and the geomean model rank of the measured best."""
+    out: Dict[str, Any] = {"pairs": len(rows)}
+    for k in RECALL_AT:
+        out[f"top{k}"] = sum(1 for r in rows if r["hits"][str(k)])
+    out["geomean_best_rank"] = _geomean([r["leaders"][0]["model_rank"] for r in rows])
+    return out
+
+
+def _label(key: Tuple) -> str:
+    kwargs, warps, stages = key
+    return " ".join(f"{k}={v}" for k, v in kwargs) + f" w{warps} s{stages}"
 
 
 def _geomean(values: Sequence[Optional[int]]) -> Optional[float]:
@@ -162,15 +203,38 @@ def to_markdown(res: Dict[str, Any]) -> str:
         f"{s['geomean_best_rank']:.1f}; of the best-ranked of the measured top 5: geomean "
         f"{s['geomean_first_top5_rank']:.1f}" if s["geomean_best_rank"] else "- model rank of the measured best: -",
         "",
-        "| fixture | shape | feasible | measured best | model rank | in pool | best of top 5 in pool | tiletune / best |",
-        "|---|---|---:|---|---:|---|---|---:|",
+        f"Top-k recall (one of the model's k best within {NEAR:.0%} of the measured best), by half:",
+        "",
+        "| half | pairs | " + " | ".join(f"top-{k}" for k in RECALL_AT) + " | geomean rank of best |",
+        "|---|---:|" + "---:|" * len(RECALL_AT) + "---:|",
+    ]
+    for half, r in s["recall"].items():
+        g = "-" if r["geomean_best_rank"] is None else f"{r['geomean_best_rank']:.1f}"
+        lines.append(f"| {half} | {r['pairs']} | " + " | ".join(str(r[f"top{k}"]) for k in RECALL_AT) + f" | {g} |")
+    if res.get("before"):
+        lines += ["", "Before and after (the same pairs; before: " + res["before"]["source"] + "):", "",
+                  "| half | " + " | ".join(f"top-{k} before | top-{k} after" for k in RECALL_AT)
+                  + " | geomean rank before | after |",
+                  "|---|" + "---:|---:|" * len(RECALL_AT) + "---:|---:|"]
+        for half, r in s["recall"].items():
+            b = res["before"]["recall"].get(half, {})
+            cells = " | ".join(f"{b.get(f'top{k}', '-')} | {r[f'top{k}']}" for k in RECALL_AT)
+            gb, ga = b.get("geomean_best_rank"), r["geomean_best_rank"]
+            lines.append(f"| {half} | {cells} | {'-' if gb is None else f'{gb:.1f}'} | "
+                         f"{'-' if ga is None else f'{ga:.1f}'} |")
+    lines += [
+        "",
+        "| fixture | shape | half | feasible | measured best | model rank | model pick | in pool | best of top 5 in pool "
+        "| tiletune / best |",
+        "|---|---|---|---:|---|---:|---|---|---|---:|",
     ]
     for r in res["pairs"]:
         b = r["leaders"][0]
         rank = b["match"] if b["model_rank"] is None else f"{b['model_rank']} ({b['match']})"
         pooled = [x["label"] for x in r["leaders"] if x["in_pool"]]
         ratio = "-" if r["tt_over_best"] is None else f"{r['tt_over_best']:.3f}"
-        lines.append(f"| {r['fixture']} | {r['shape']} | {r['feasible']} | {b['label']} | {rank} | "
+        lines.append(f"| {r['fixture']} | {r['shape']} | {r['half']} | {r['feasible']} | {b['label']} | {rank} | "
+                     f"{r['model_pick']} | "
                      f"{'yes' if b['in_pool'] else 'no'} | {pooled[0] if pooled else '-'} | {ratio} |")
     return "\n".join(lines) + "\n"
 
@@ -179,12 +243,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Command line: see the module docstring."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--from", dest="sources", nargs="+", type=Path,
-                    default=[ROOT / "bench" / "results" / "gpu_bench_search_default.json"],
+                    default=[ROOT / "bench" / "results" / "gpu_bench_search_default.json",
+                             ROOT / "bench" / "results" / "gpu_bench.json"],
                     help="gpu_bench.py result JSON files (the first holding a pair is used)")
     ap.add_argument("--target", default="h100")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    ap.add_argument("--before", type=Path, default=None,
+                    help="this script's JSON from an earlier cost model: adds a before/after recall table")
     opts = ap.parse_args(argv)
     res = recall(opts.sources, opts.target)
+    if opts.before is not None:
+        old = json.loads(opts.before.read_text())
+        if "recall" not in old.get("summary", {}):
+            raise SystemExit(f"model_recall: {opts.before} has no summary.recall (written by an older "
+                             "model_recall.py); run this script on the earlier model to make it")
+        res["before"] = {"source": _shown(opts.before), "recall": old["summary"]["recall"]}
     opts.out.mkdir(parents=True, exist_ok=True)
     (opts.out / "model_recall.json").write_text(json.dumps(res, indent=1) + "\n")
     md = to_markdown(res)

@@ -34,3 +34,18 @@ def test_every_measured_pair_is_ranked_in_the_models_space():
     assert s["pairs"] == len(expected) and s["best_in_pool"] <= s["any_top5_in_pool"] <= s["pairs"]
     assert res["sources"] == ["bench/results/gpu_bench_search_default.json"]
     assert "| fixture | shape |" in model_recall.to_markdown(res)
+
+
+def test_recall_is_counted_per_half_and_the_halves_partition_the_pairs():
+    res = model_recall.recall([RESULTS], "h100")
+    halves = {r["half"] for r in res["pairs"]}
+    assert halves == set(model_recall.HALVES)  # both halves are populated on the committed grid
+    rec = res["summary"]["recall"]
+    assert rec["fit"]["pairs"] + rec["held-out"]["pairs"] == rec["all"]["pairs"] == len(res["pairs"])
+    for half, r in rec.items():
+        rows = [p for p in res["pairs"] if half == "all" or p["half"] == half]
+        assert r["top1"] == sum(p["hits"]["1"] for p in rows) <= r["top8"] == sum(p["hits"]["8"] for p in rows)
+    for p in res["pairs"]:  # a top-1 hit is the model's pick among the measured leaders within NEAR of the best
+        assert p["half"] == model_recall.half_of(p["fixture"], p["shape"])
+        if p["hits"]["1"]:
+            assert p["hits"]["8"]

@@ -660,8 +660,11 @@ def test_a_compile_is_priced_by_its_thread_cpu_plus_its_child_processes():
 # ----------------------------------------------------------------------------- the deadline holds
 
 
-def _on_a_virtual_clock(monkeypatch, measure_ms: float, **autotune_kw):
-    """Tune scale2d_kernel where each measurement 'takes' ``measure_ms`` on a VirtualClock."""
+def _on_a_virtual_clock(monkeypatch, measure_ms: float, late_ms: float = None, **autotune_kw):
+    """Tune scale2d_kernel where each measurement 'takes' ``measure_ms`` on a VirtualClock (a late, short
+    screening past the deadline ``late_ms``, default the same)."""
+    from tiletune.runtime.measure import LATE_REP_MS
+
     clock = bench.VirtualClock()
     previous = bench.set_clock(clock)
     try:
@@ -669,7 +672,8 @@ def _on_a_virtual_clock(monkeypatch, measure_ms: float, **autotune_kw):
         real = bench.METHODS["wall"]
 
         def slow_wall(fn, *, warmup=None, rep=None):
-            clock.advance(measure_ms)
+            short = late_ms is not None and rep == LATE_REP_MS
+            clock.advance(late_ms if short else measure_ms)
             return real(fn, warmup=warmup, rep=rep)
 
         monkeypatch.setitem(bench.METHODS, "wall", slow_wall)
@@ -693,6 +697,54 @@ def test_a_first_batch_stops_at_the_deadline_and_abandons_the_rest(monkeypatch):
     assert "budget" in facts.get("descent_stopped", "budget")
     chosen = (tuned.best_config.kwargs["BLOCK_M"], tuned.best_config.kwargs["BLOCK_N"])
     assert chosen in set(inj.timed)  # the winner was measured
+
+
+def test_candidates_compiled_when_the_deadline_comes_are_timed_short_not_abandoned(monkeypatch):
+    """The deadline comes after 2 of a first batch of 8 (0.4 s a screening, 3 s budget, re-timing kept back),
+    but nothing is left to compile (the interpreter): the other 6 are timed with the short late screening
+    (10 ms each) instead of abandoned, the late timings stay within LATE_SHARE of the budget, and the search
+    still ends within 10% of it.  Before the fix, 6 were abandoned and the winner was one of the first 2."""
+    from tiletune.runtime.measure import LATE_SHARE
+
+    policy = SearchPolicy("timed", first_min=8, first_max=8, max_compiles=1000, max_seconds=3.0)
+    tuned, inj = _on_a_virtual_clock(monkeypatch, 400.0, late_ms=10.0, configs=[], search=policy)
+    facts = tuned.search_facts
+    assert facts["abandoned"] == 0
+    assert facts["late_timed"] >= 1
+    assert facts["late_timed"] * 0.010 <= LATE_SHARE * 3.0 + 1e-9
+    assert len(tuned.configs_timings) >= facts["first_batch"]
+    assert tuned.bench_time <= 1.1 * 3.0
+
+
+def test_a_re_timing_that_would_end_past_the_deadline_takes_the_short_screening(monkeypatch):
+    """0.5 s a screening, 4 re-timing rounds, a 3 s budget: the re-timing's reserve (5 x 4 x 0.5 s) puts the
+    deadline before the first timing; the other 7 of the batch are timed late (10 ms each), and re-timing the
+    three leaders 4 times at 0.5 s would end near 6.6 s, so they are re-timed with the short screening and the
+    search still ends within 10% of its budget."""
+    monkeypatch.setenv("TILETUNE_RETIME_ROUNDS", "4")
+    policy = SearchPolicy("timed", first_min=8, first_max=8, max_compiles=1000, max_seconds=3.0)
+    tuned, _ = _on_a_virtual_clock(monkeypatch, 500.0, late_ms=10.0, configs=[], search=policy)
+    facts = tuned.search_facts
+    assert facts["late_timed"] == facts["first_batch"] - 1 and facts["abandoned"] == 0
+    assert facts["retime_short"] is True
+    assert tuned.bench_time <= 1.1 * 3.0
+
+
+def test_a_search_well_inside_its_deadline_re_times_at_the_screenings_pace(monkeypatch):
+    policy = SearchPolicy("timed", first_min=4, first_max=4, descent=False, max_compiles=1000, max_seconds=30.0)
+    tuned, _ = _on_a_virtual_clock(monkeypatch, 100.0, late_ms=10.0, configs=[], search=policy)
+    facts = tuned.search_facts
+    assert facts["late_timed"] == 0 and facts["retime_short"] is False
+
+
+def test_a_late_screening_dearer_than_the_late_share_abandons_the_rest(monkeypatch):
+    """A late screening costs as much as a full one here (0.4 s, over LATE_SHARE of a 3 s budget): after the
+    first late timing shows it, the rest are abandoned."""
+    policy = SearchPolicy("timed", first_min=8, first_max=8, max_compiles=1000, max_seconds=3.0)
+    tuned, _ = _on_a_virtual_clock(monkeypatch, 400.0, late_ms=400.0, configs=[], search=policy)
+    facts = tuned.search_facts
+    assert facts["late_timed"] <= 1
+    assert facts["abandoned"] >= 1
 
 
 def test_a_hand_list_is_measured_whole_past_the_search_budget(monkeypatch):
@@ -724,3 +776,36 @@ def test_the_first_batch_narrows_its_deadline_to_the_budget_once_a_compile_is_pr
     trial.compile_s, trial.deadline = 0.5, 100.0  # a later batch: the descent's own deadline is kept
     trial.narrow_deadline(queue)
     assert trial.deadline == 100.0
+
+
+def test_past_the_deadline_only_a_finished_compile_is_timed_and_only_within_the_late_share():
+    from concurrent.futures import Future
+
+    from tiletune.runtime.measure import LATE_SHARE, _Trial
+    from tiletune.runtime.parallel_compile import CompileQueue
+
+    tuned = tiletune.autotune(configs=[], key=["M", "N"])(scale2d_kernel)
+    trial = _Trial(tuned, (), {}, None, None, bench=lambda fn: 1.0)
+    trial.started, trial.deadline = 0.0, 10.0
+    queue = CompileQueue()
+    running, finished = Future(), Future()
+    finished.set_result(None)
+    queue.futures.update({0: running, 1: finished})
+    assert not trial.may_time_late(0, queue)  # still compiling: abandoned, never awaited
+    assert trial.may_time_late(1, queue)
+    assert trial.may_time_late(2, queue)  # nothing to compile (cached, or the interpreter)
+    trial.late_s = trial.late_max_s = LATE_SHARE * 10.0 / 2
+    assert trial.may_time_late(1, queue)
+    trial.late_s += 1e-3  # one more late timing would pass LATE_SHARE of the 10 s budget
+    assert not trial.may_time_late(1, queue)
+
+
+def test_the_first_batch_takes_the_fewest_stages_where_the_model_cannot_tell_them_apart():
+    from tiletune.runtime.search import COMPILE_TIE, first_batch
+
+    tilings = ["A", "A", "A", "B", "B"]
+    stages = [6, 3, 1, 4, 2]
+    costs = [1.0, 1.0 + COMPILE_TIE / 2, 1.5, 2.0, 2.0 * (1 + 3 * COMPILE_TIE)]
+    # A: stage 3 is within the tie of stage 6, stage 1 is not; B: stage 2 is not within the tie of stage 4
+    assert first_batch(tilings, 2, costs=costs, stages=stages) == [1, 3]
+    assert first_batch(tilings, 2) == [0, 3]  # without costs: the best-ranked variant

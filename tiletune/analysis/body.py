@@ -54,7 +54,9 @@ def analyze_body(
     libdevice.tanh``) to those functions' dotted names.  Constructs the analysis does not
     understand become notes on ``spec``.
     """
-    trace = Interpreter(spec, positions, module_constants, helpers, constants, aliases).run(func)
+    interp = Interpreter(spec, positions, module_constants, helpers, constants, aliases)
+    trace = interp.run(func)
+    spec.static_params = sorted(interp.static_params)
     spec.tile_arguments = sorted(trace.tile_params)
     classify_params(spec, trace)
     spec.meaning = find_meaning(func, [p.name for p in spec.tiling_params],

@@ -425,6 +425,9 @@ class KernelSpec:
     incomplete: list[str] = field(default_factory=list)
     helpers: dict[str, str] = field(default_factory=dict)
     meaning: dict[str, list[str]] = field(default_factory=dict)  # tiling params that may carry meaning
+    # parameters a compile-time branch test looked up: only a launch value of one of these can change
+    # what a specialised analysis (``constants=``) finds
+    static_params: list[str] = field(default_factory=list)
     graph: nx.DiGraph = field(default_factory=nx.DiGraph, repr=False)
     # Parameters the body uses as tiles (indexed ``x[:, None]``, ``x.shape``): a launch passes
     # scalars and pointers only, so such a function is a device helper, not a kernel.

@@ -133,6 +133,8 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
         self.aliases = dict(aliases or {})  # name as called -> Triton function it is bound to
         self.constants = dict(constants or {})
         self._static: dict[int, Any] = {}  # id(Val) of a parameter with a known value -> the value
+        self._param_ids: dict[int, str] = {}  # id(Val) of each parameter -> its name
+        self.static_params: set[str] = set()  # parameters a compile-time branch test looked up
         self.positions = positions
         self.module_constants = module_constants
         self.helpers = helpers or {}
@@ -166,6 +168,7 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
                 params=frozenset((p.name,)),
                 ptrs=EMPTY if p.constexpr else frozenset((p.name,)),
             )
+            self._param_ids[id(v)] = p.name
             if p.name in self.constants:
                 self._static[id(v)] = self.constants[p.name]
             self.env[p.name] = v
@@ -371,6 +374,8 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
     def _static_lookup(self, name: str) -> Any:
         v = self.env.get(name)
         if v is not None:
+            if id(v) in self._param_ids:  # a launch value of this parameter could decide the test
+                self.static_params.add(self._param_ids[id(v)])
             known = self._static.get(id(v), UNKNOWN_STATIC)
             return known if known is not UNKNOWN_STATIC else static_of(v)
         c = self.module_constants.get(name, UNKNOWN_STATIC)

@@ -56,6 +56,7 @@ from . import live_kernel as _live
 from .measure import RETIME_ROUNDS, RETIME_TOP, MeasureStage
 from .report import TuningReport, config_str, config_to_dict
 from .search import resolve_search
+from .strategies import get_strategy
 from .side_effects import DefaultHooks
 from . import targets as _targets
 from .tuning_log import json_plain
@@ -281,7 +282,8 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
         # the measured search (runtime/search.py): mode, and how much wider to search.  search_breadth > 1 is
         # the hook for "the analysis is incomplete -> search wider" (set it before the first launch).
         if search is not None:
-            resolve_search(search)  # an unknown mode fails at decoration, naming the modes
+            # an unknown mode or strategy fails at decoration, naming the registered ones
+            get_strategy(resolve_search(search).strategy)
         self.search = search
         self.search_breadth = 1.0
         self._synthesis: Any = None
@@ -368,7 +370,13 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
         ``constants`` (a launch's constexpr values and ``None`` arguments)
         specialises it: branches they decide are resolved, so what only a dead
         branch uses needs no dtype and no space (analysed once per distinct set).
+        When no compile-time branch test of the unspecialised analysis read any
+        of them (``KernelSpec.static_params``), specialising would find the same:
+        the unspecialised spec is returned, and a first tune analyses once.
         """
+        if constants and self._spec_done and self._spec is not None \
+                and not set(constants) & set(getattr(self._spec, "static_params", None) or ()):
+            return self._spec  # no branch test reads these parameters: specialising changes nothing
         if constants:
             by_constants = self.__dict__.setdefault("_spec_by_constants", {})
             ckey = tuple(sorted((k, repr(v)) for k, v in constants.items()))

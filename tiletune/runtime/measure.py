@@ -18,7 +18,6 @@ picked.
 from __future__ import annotations
 
 import math
-import os
 import time
 import warnings
 from concurrent.futures import TimeoutError as FuturesTimeout
@@ -35,59 +34,18 @@ from .decision import protect_side_effects
 from .compile_workers import CompileSession
 from .parallel_compile import compiling, describe_error, parallel_enabled
 from .report import TuningReport, config_str
-from .search import Descent, Point, first_batch, first_batch_size, resolve_search, time_budget
+from .strategies import Budget, Space, run_strategy
+from .search import Point, first_batch, first_batch_size, resolve_search, time_budget
 from .agreement import Checker, MeaningError, attribute, check_mode, hinted_values, meaning_message, probe_indices
 from .side_effects import Snapshot, verify_targets
 from .warm_start import warm_seeds
+from .screening import (LATE_REP_MS, LATE_SHARE, LATE_WARMUP_MS, RESCREEN_FACTOR, RETIME_GAP, RETIME_MAX,  # noqa: F401
+                        RETIME_ROUNDS, RETIME_TOP, SCREEN_REP_MS, SCREEN_WARMUP_MS, retime_set)
+from .screening import retime_rounds as _retime_rounds
 
 __all__ = ["MeasureStage", "RETIME_TOP", "RETIME_MAX", "RETIME_GAP", "RETIME_ROUNDS", "retime_set"]
 
 Config = triton.Config
-
-#: How many leading candidates are re-timed interleaved, and how many rounds
-#: (``TILETUNE_RETIME_ROUNDS`` overrides; one round under the interpreter).  Beyond the leading
-#: RETIME_TOP, up to RETIME_MAX are re-timed when their screening time is within RETIME_GAP of the best:
-#: one screening cannot tell them apart.  Over six full H100 runs (bench/results/gpu_bench_search.md),
-#: in 24 of 252 (pair, run)s the config the final interleaved timing found fastest among the search's
-#: five best had screened 4th or 5th, within 7% of the best (int8_gemv 1000x1000: 6.02 us against
-#: 5.86 us screened, 5.68 against 6.35 re-timed).
-RETIME_TOP = 3
-RETIME_MAX = 5
-RETIME_GAP = 0.08
-RETIME_ROUNDS = 4
-
-#: Budgets (ms) of every measurement -- the first batch, the descent and the re-timing -- when the user
-#: set none (``warmup=``/``rep=``/``do_bench=``): a tenth of ``do_bench``'s.  A search is priced in hand
-#: lists (search.time_budget), so every millisecond of screening is one the descent cannot spend on
-#: moves; at 10 ms a 6 us kernel still gets ~100 timed runs (do_bench clears the L2 between runs).
-#: Precision comes from repetition instead: the leading RETIME_TOP are re-timed in RETIME_ROUNDS
-#: interleaved rounds (A B C A B C ...), so a drift of the device's clocks moves all of them alike, and
-#: each keeps the median of its times.
-SCREEN_WARMUP_MS = 2.5
-SCREEN_REP_MS = 10.0
-
-
-def retime_set(order: Sequence[int], timings: Mapping[int, float]) -> List[int]:
-    """The candidates to re-time: the leading RETIME_TOP of ``order`` (fastest first), and those after
-    them, up to RETIME_MAX in all, whose time is within RETIME_GAP of the fastest."""
-    if not order:
-        return []
-    limit = timings[order[0]] * (1.0 + RETIME_GAP)
-    return list(order[:RETIME_TOP]) + [i for i in order[RETIME_TOP:RETIME_MAX] if timings[i] <= limit]
-
-
-def _retime_rounds() -> int:
-    env = os.environ.get("TILETUNE_RETIME_ROUNDS", "").strip()
-    if env.isdigit():
-        return int(env)
-    return 1 if _bench.interpreting() else RETIME_ROUNDS
-
-
-#: Candidates timed while others compiled are timed again, once nothing compiles, when within this
-#: factor of the best time known (see _Trial._rescreen).  Contention can more than double a short
-#: kernel's time (2.1x measured on the H100 host), so the factor leaves room for that.
-RESCREEN_FACTOR = 2.5
-
 
 class _NoCompiles:
     """A compile queue with nothing pending (for timing after the batch compiled)."""
@@ -114,6 +72,14 @@ class _Dropped(Exception):
 
 class _OverBudget(Exception):
     """A candidate not timed because the search's deadline came first (abandoned, not failed)."""
+
+
+def _compiled(queue: Any, i: int) -> bool:
+    """True when candidate ``i``'s compile in ``queue`` has finished (or there was none to run)."""
+    if i in getattr(queue, "failures", {}):
+        return True
+    fut = queue.futures.get(i)
+    return fut is None or fut.done()
 
 
 class _Trial:
@@ -143,7 +109,12 @@ class _Trial:
         # the search's deadline on the measuring clock (None: none); past it, once something was timed, the
         # rest of a batch is abandoned: not timed, its compiles not awaited (:meth:`left_s`)
         self.deadline: Optional[float] = None
+        self.started: Optional[float] = None  # when the first tune began on the measuring clock
         self.abandoned: List[int] = []
+        self.late: List[int] = []  # timed past the deadline: compiled already, screened short
+        self.late_s = 0.0  # seconds those late timings took
+        self.late_max_s = 0.0  # the longest of them
+        self.late_bench: Callable = bench  # the short screening of late timings
         # (start, budget(compile_s, setup_s) -> seconds): the first batch narrows its deadline to the time
         # budget as soon as one of its compiles priced a compile (:meth:`narrow_deadline`)
         self.budget_of: Optional[Tuple[float, Callable[[float, float], float]]] = None
@@ -160,6 +131,29 @@ class _Trial:
             return None
         reserve = self.retime_cost_s(RETIME_MAX, _retime_rounds())
         return self.deadline - _bench.clock() - reserve
+
+    def may_time_late(self, i: int, queue: Any) -> bool:
+        """Past the deadline: True when candidate ``i`` may still be timed (short): its compile has finished
+        (nothing to await) and one more late timing keeps the late ones within LATE_SHARE of the budget."""
+        if not _compiled(queue, i) or self.deadline is None or self.started is None:
+            return False
+        allowance = LATE_SHARE * max(0.0, self.deadline - self.started)
+        return self.late_s + self._late_call_s() <= allowance
+
+    def _late_call_s(self) -> float:
+        """Seconds one late timing is expected to take: the longest so far, else a screening call scaled
+        to the late budgets."""
+        if self.late_max_s:
+            return self.late_max_s
+        return self.retime_cost_s(1, 1) * (LATE_WARMUP_MS + LATE_REP_MS) / (SCREEN_WARMUP_MS + SCREEN_REP_MS)
+
+    def retime_overruns(self, n: int, rounds: int) -> bool:
+        """True when re-timing ``n`` candidates ``rounds`` times at the screening's pace would end past the
+        deadline (the deadline came while the batch compiled, or late timings used its reserve): the
+        re-timing then takes the short late screening.  False without a deadline or under a process group."""
+        if self.deadline is None or self.active or not self.bench_s:
+            return False
+        return _bench.clock() + self.retime_cost_s(n, rounds) > self.deadline
 
     def narrow_deadline(self, queue: Any) -> None:
         """In the first batch, once a compile of it finished: the deadline becomes the search's time budget
@@ -304,11 +298,11 @@ class _Trial:
                     raise t._all_failed(self.configs, self.failures)
                 return {i: None for i in batch}
             # alone, each candidate is verified just before it is timed: timing overlaps the later compiles
-            abandoned_before = len(self.abandoned)
+            abandoned_before, late_before = len(self.abandoned), len(self.late)
             result = self._bench(alive, queue, first, verify=verify and not (full and self.active))
-            over = len(self.abandoned) > abandoned_before
-            if over:  # the deadline came: the batch's compiles still running are abandoned, not awaited
+            if len(self.abandoned) > abandoned_before:  # the batch's compiles still running: not awaited
                 queue.abandon()
+            over = len(self.abandoned) > abandoned_before or len(self.late) > late_before  # the deadline came
         # every compile of the batch has finished (the pool is shut down)
         if _timeline.recording() and queue.children is not None:
             for fut, res in queue.children._finished().items():
@@ -416,11 +410,12 @@ class _Trial:
                 raise TuningError("not run: tuning stopped after an error")
             i = alive[j]
             left = self.left_s()
-            if left is not None and left <= 0:
+            late = left is not None and left <= 0
+            if late and not self.may_time_late(i, queue):
                 raise _OverBudget()
             try:
                 with _timeline.span("compile_wait", config_str(self.configs[i])):
-                    reason = queue.wait(i, timeout=left)
+                    reason = queue.wait(i, timeout=None if late else left)  # late: compiled, nothing to await
             except FuturesTimeout:  # the deadline came while it compiled: abandoned, not awaited
                 raise _OverBudget() from None
             if first:
@@ -443,9 +438,15 @@ class _Trial:
             mark = queue.mark()
             t0 = _bench.clock()
             try:
-                with _timeline.span("timing", config_str(self.configs[i])):
-                    ms = self.bench(self.calls[i])
-                self.bench_s.append(_bench.clock() - t0)
+                with _timeline.span("timing", ("late " if late else "") + config_str(self.configs[i])):
+                    ms = (self.late_bench if late else self.bench)(self.calls[i])
+                took = _bench.clock() - t0
+                if late:
+                    self.late.append(i)
+                    self.late_s += took
+                    self.late_max_s = max(self.late_max_s, took)
+                else:
+                    self.bench_s.append(took)
                 if queue.contended_since(mark):
                     self.contended.add(i)
             except TiletuneError as exc:  # a broken benchmark or launch, not a bad candidate: stop
@@ -623,6 +624,8 @@ class MeasureStage:
         _timeline.add("synthesis", f"{len(configs)} candidate(s)", t_begin, t_candidates)
         policy = resolve_search(self.search, self.search_breadth)
         trial = _Trial(self, args, kwargs, problem, pg, self._screen_fn(bench))
+        trial.late_bench = self._screen_fn(bench, late=True)
+        trial.started = t_start
         trial.session = session
         for c in configs:
             trial.add(c)
@@ -633,7 +636,8 @@ class MeasureStage:
         if synthesized and self.top_k is None:
             costs = [self._synthesis.costs.get(config_str(c)) for c in configs]
             n_first = first_batch_size(costs, policy)
-            batch = first_batch([(tuple(sorted(c.kwargs.items())), c.num_warps) for c in configs], n_first)
+            batch = first_batch([(tuple(sorted(c.kwargs.items())), c.num_warps) for c in configs], n_first,
+                                costs=costs, stages=[c.num_stages for c in configs])
         else:  # top_k= or a hand list: measure what was asked for
             n_first = len(configs)
             batch = list(range(n_first))
@@ -665,9 +669,13 @@ class MeasureStage:
         order = sorted(timings, key=lambda i: (timings[i], i))
         if self._do_bench is None and len(order) > 1:
             top = retime_set(order, timings)
-            with _timeline.span("retime", f"{len(top)} candidate(s)"):
-                retimed = _bench.retime_interleaved({i: trial.calls[i] for i in top}, trial.bench,
-                                                    {i: timings[i] for i in top}, rounds=_retime_rounds())
+            rounds = _retime_rounds()
+            short = trial.retime_overruns(len(top), rounds)  # then re-timed with the short screening
+            facts["retime_short"] = short
+            with _timeline.span("retime", f"{len(top)} candidate(s)" + (" (short)" if short else "")):
+                retimed = _bench.retime_interleaved({i: trial.calls[i] for i in top},
+                                                    trial.late_bench if short else trial.bench,
+                                                    {i: timings[i] for i in top}, rounds=rounds)
             agreed = _dd.combine_timings([retimed[i] for i in top], pg)
             for i, t in zip(top, agreed):
                 report.candidate(trial.configs[i], retimed[i], stage="retimed_ms")
@@ -701,6 +709,7 @@ class MeasureStage:
         facts["bench_call_s"] = trial.retime_cost_s(1, 1)  # median seconds of one screening measurement
         facts["contended"] = len(trial.contended)  # timed while compile work ran in this process
         facts["abandoned"] = len(trial.abandoned)  # not timed: the deadline came first (compiles not awaited)
+        facts["late_timed"] = len(trial.late)  # compiled when the deadline came: timed short, not abandoned
         if trial.deadline is not None:
             facts["deadline_s"] = trial.deadline - t_start
         report.note(f"search {policy.name}: {facts['first_batch']} of {len(configs)} ranked candidate(s) measured "
@@ -715,11 +724,17 @@ class MeasureStage:
                           "timed_here": trial.timed_here})
         return winner, extra
 
-    def _screen_fn(self, bench: Callable[[Callable], float]) -> Callable[[Callable], float]:
+    def _screen_fn(self, bench: Callable[[Callable], float], late: bool = False) -> Callable[[Callable], float]:
         """The benchmark for screening: short budgets unless the user chose the benchmark or its budgets
-        (or under the interpreter, where budgets mean nothing)."""
+        (or under the interpreter, where budgets mean nothing).  ``late``: the shorter screening of a
+        compiled candidate timed past the deadline (LATE_WARMUP_MS, LATE_REP_MS; one call under the
+        interpreter as well)."""
         user_set = self._do_bench is not None or self.num_warmups is not None or self.num_reps is not None
-        if user_set or _bench.interpreting() or self._method_used not in _bench.METHODS:
+        if user_set or self._method_used not in _bench.METHODS:
+            return bench
+        if late:
+            return _bench.get_bench(self._method_used, warmup=LATE_WARMUP_MS, rep=LATE_REP_MS)
+        if _bench.interpreting():
             return bench
         return _bench.get_bench(self._method_used, warmup=SCREEN_WARMUP_MS, rep=SCREEN_REP_MS)
 
@@ -761,14 +776,15 @@ class MeasureStage:
         seconds = time_budget(policy, trial.compile_s, trial.setup_s)
         reserve = trial.retime_cost_s(RETIME_MAX, _retime_rounds())
         trial.deadline = t_start + seconds  # a round the estimate let start stops here (Trial.left_s)
-        descent = Descent(measure, feasible, policy, ctx.tiling, self.hints, launch_options=not interp,
-                          warps=ctx.domain("num_warps", WARPS),
-                          stages=ctx.domain("num_stages", range(MIN_STAGES, MAX_STAGES + 1)),
-                          clock=_bench.clock, started=t_start, agree_round=agree_round, cost=cost,
-                          seconds=seconds, reserve_s=reserve,
-                          compile_s=max(trial.compile_s or 0.0, trial.compile_latency_s or 0.0),
-                          point_s=trial.retime_cost_s(1, 1), compile_workers=trial.compile_workers())
-        result = descent.run(known)
+        space = Space(ranked=[point(c) for c in trial.configs], feasible=feasible, cost=cost, tiling=ctx.tiling,
+                      hints=dict(self.hints or {}), launch_options=not interp,
+                      warps=ctx.domain("num_warps", WARPS),
+                      stages=ctx.domain("num_stages", range(MIN_STAGES, MAX_STAGES + 1)))
+        budget = Budget(policy, seconds=seconds, clock=_bench.clock, started=t_start, reserve_s=reserve,
+                        compile_s=max(trial.compile_s or 0.0, trial.compile_latency_s or 0.0),
+                        point_s=trial.retime_cost_s(1, 1), compile_workers=trial.compile_workers(),
+                        agree_round=agree_round)
+        result = run_strategy(policy.strategy, measure, budget, space, known)
         for a, b, ms in result.moves:
             trial.problem.report.note(f"descent: [{config_str(config(a))}] -> [{config_str(config(b))}] ({ms:.4f} ms)")
         return {"descent_measured": result.measured, "descent_rejected": result.rejected,

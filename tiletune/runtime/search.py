@@ -61,6 +61,8 @@ __all__ = [
     "time_budget",
     "HAND_LIST_CONFIGS",
     "STOCK_BENCH_S",
+    "COMPILE_TIE",
+    "STRATEGY_NAMES",
 ]
 
 #: ``num_warps`` values a move may reach, ``num_stages`` bounds (Triton on sm80/sm90).
@@ -95,7 +97,8 @@ class SearchPolicy:
     time budget in hand-list costs (:func:`time_budget`; None: only
     ``max_seconds``); ``synth_top_k``: how many ranked candidates synthesis
     returns (the pool the first batch draws from; ``exhaustive`` asks for
-    many).
+    many); ``strategy``: the registered search strategy that measures after
+    the first batch (:mod:`~tiletune.runtime.strategies`; ``descent`` by default).
     """
 
     name: str
@@ -109,6 +112,7 @@ class SearchPolicy:
     max_seconds: float = 30.0
     hand_lists: Optional[float] = None
     synth_top_k: int = 16
+    strategy: str = "descent"
 
 
 #: The modes.  ``default`` spends at most what the author's hand list would (``hand_lists=1``),
@@ -123,8 +127,14 @@ SEARCH_MODES: Dict[str, SearchPolicy] = {
 }
 
 
+#: Names of the registered search strategies (runtime/strategies.py registers into it): ``search="<name>"``
+#: runs the default mode's first batch and budget with that strategy after it.
+STRATEGY_NAMES: set = set()
+
+
 def resolve_search(search: Any = None, breadth: float = 1.0) -> SearchPolicy:
-    """The policy for ``search=`` (a mode name or a :class:`SearchPolicy`), else ``TILETUNE_SEARCH``, else default.
+    """The policy for ``search=`` (a mode name, a registered strategy's name, or a :class:`SearchPolicy`),
+    else ``TILETUNE_SEARCH``, else default.
 
     ``breadth`` > 1 widens it (larger first batch, more seeds and compiles):
     the hook for "the analysis is incomplete, search wider".  An unknown name
@@ -138,11 +148,14 @@ def resolve_search(search: Any = None, breadth: float = 1.0) -> SearchPolicy:
     else:
         name = search if search is not None else (os.environ.get("TILETUNE_SEARCH", "").strip() or "default")
         key = str(name).strip().lower()
-        if key not in SEARCH_MODES:
+        if key in SEARCH_MODES:
+            policy = SEARCH_MODES[key]
+        elif key in STRATEGY_NAMES:  # the default search with another strategy after its first batch
+            policy = replace(SEARCH_MODES["default"], name=key, strategy=key)
+        else:
             where = "search=" if search is not None else "TILETUNE_SEARCH"
-            raise ValueError(f"tiletune: {where}{name!r} is not a search mode; use one of "
-                             f"{', '.join(map(repr, SEARCH_MODES))}")
-        policy = SEARCH_MODES[key]
+            raise ValueError(f"tiletune: {where}{name!r} is not a search mode or strategy; use one of "
+                             f"{', '.join(map(repr, list(SEARCH_MODES) + sorted(STRATEGY_NAMES)))}")
     if breadth > 1.0 and policy.descent:
         policy = replace(
             policy,
@@ -199,7 +212,15 @@ def first_batch_size(costs: Sequence[Optional[float]], policy: SearchPolicy) -> 
     return min(n, max(policy.first_min, min(policy.first_max, close)))
 
 
-def first_batch(tilings: Sequence[Any], n: int) -> List[int]:
+#: Modelled costs within this fraction of each other are ones the model cannot tell apart: among the
+#: ``num_stages`` variants of a tiling that close to its best, the first batch takes the one with the fewest
+#: stages (cheaper to compile, less shared memory).  Twice the descent's smallest gain (``gain``, 1%): a
+#: difference the search itself would not act on is not one to pay compile time for.
+COMPILE_TIE = 0.02
+
+
+def first_batch(tilings: Sequence[Any], n: int, costs: Optional[Sequence[Optional[float]]] = None,
+                stages: Optional[Sequence[Optional[int]]] = None) -> List[int]:
     """Which ``n`` of the ranked candidates to measure first: indices, best ranked first.
 
     ``tilings[i]`` is candidate ``i``'s tiling without ``num_stages`` (its
@@ -208,7 +229,10 @@ def first_batch(tilings: Sequence[Any], n: int) -> List[int]:
     tiling already chosen only fill slots left over.  The model ranks
     stage variants side by side (their modelled costs barely differ), and
     measuring them spends the batch on one basin, while a stage is one move
-    of the descent away.
+    of the descent away.  With ``costs`` and ``stages`` (per candidate), a
+    tiling's slot goes to its variant with the fewest stages among those
+    within :data:`COMPILE_TIE` of its best-ranked one's cost (where the model
+    cannot tell them apart, the one cheaper to compile).
     """
     chosen: List[int] = []
     seen: set = set()
@@ -217,13 +241,24 @@ def first_batch(tilings: Sequence[Any], n: int) -> List[int]:
             return chosen
         if t not in seen:
             seen.add(t)
-            chosen.append(i)
+            chosen.append(_cheapest_tied(i, tilings, costs, stages))
     for i in range(len(tilings)):
         if len(chosen) >= n:
             break
         if i not in chosen:
             chosen.append(i)
     return sorted(chosen)
+
+
+def _cheapest_tied(i: int, tilings: Sequence[Any], costs: Optional[Sequence[Optional[float]]],
+                   stages: Optional[Sequence[Optional[int]]]) -> int:
+    """Candidate ``i`` (a tiling's best-ranked), or its variant with the fewest stages within COMPILE_TIE."""
+    if costs is None or stages is None or costs[i] is None or stages[i] is None:
+        return i
+    limit = costs[i] * (1.0 + COMPILE_TIE)
+    tied = [j for j in range(i, len(tilings)) if tilings[j] == tilings[i] and costs[j] is not None
+            and stages[j] is not None and costs[j] <= limit]
+    return min(tied, key=lambda j: (stages[j], j))
 
 
 def config_signature(kwargs: Mapping[str, Any], num_warps: Any = None, num_stages: Any = None) -> str:

@@ -99,6 +99,36 @@ BW_SATURATION = 2.5
 # 16-32); 32 lifts the model's rank of the measured best (bench/model_recall.py: geomean
 # 22.3 -> 18.4 over 42 pairs, with BW_SATURATION).
 ELEMENTS_PER_THREAD = 32
+# Warps against the work of a program (NVIDIA).  A dot's ideal warp count gives each thread
+# DOT_ACC_PER_THREAD fp32 accumulator elements (a warpgroup's wgmma m64nN: N/2 of them per thread);
+# more warps than that split the tile into narrower MMA instructions (32 warps on a 128x128 tile:
+# 16 rows x 32 columns a warp), fewer leave each warp more of the tile in registers.  Without dots
+# the ideal is ELEMENTS_PER_THREAD of the largest tile per thread.  Each doubling away from the
+# ideal costs WARP_UNDER (fewer warps) or WARP_OVER (more warps: threads with too little to do
+# still pay the barriers and the reductions across warps).  The constants of this block were
+# swept on the fit half of the exhaustive H100 grids and judged on the held-out half
+# (bench/results/model_recall.md); a constant moves only where the fit half's top-1/top-8
+# recall improves, and none did, so they keep the model's earlier values (the new forms --
+# warps above and below the ideal apart, the pipeline capped by the loop's trips, a dot's own
+# bandwidth saturation -- are the mechanisms, ready for data that moves them).
+DOT_ACC_PER_THREAD = 128
+WARP_UNDER = 0.15
+WARP_OVER = 0.15
+# Software pipelining of loops (NVIDIA): the factor of a loop with a tl.dot is
+# 1 + STAGE_DOT x exp(-STAGE_DECAY x ahead), of a loop of loads only 1 + STAGE_LOAD x exp(...),
+# where ahead = min(num_stages - 1, trips - 1) iterations are in flight beside the current one:
+# stages beyond the loop's trip count buy nothing, and a long loop gains a little from every
+# further stage (1.35 / 1.1 / 1.03 / 1.01 for 1-4 stages of a dot loop).  A stage the loop
+# cannot use costs STAGE_WASTE (its prologue loads and shared memory, and its compile time).
+STAGE_DOT = 0.35
+STAGE_LOAD = 0.1
+STAGE_DECAY = 1.25
+STAGE_WASTE = 0.0
+# Memory-bound dot kernels below one wave: how fast the DRAM bandwidth a partial wave reaches
+# saturates with its share of the SMs (memory_wave_factor's ``a``).  A program of a dot streams
+# its operands through shared memory at the pace of its MMAs, so a few busy SMs pull less than a
+# streaming kernel's (BW_SATURATION).
+DOT_BW_SATURATION = 2.5
 REG_PRESSURE = 0.5  # share of the 255 registers per thread the dot accumulators may take (128x256 fp32 on 8 warps: 128)
 REG_SPILL_WEIGHT = 2.0  # slowdown per unit of excess (192 accumulator registers -> x1.5)
 
@@ -233,7 +263,7 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
     # (bandwidth / C), so P programs reach min(1, P x share / C) of the bandwidth.
     full = programs >= cores
     waves_f = np.where(full, np.ceil(programs / cores) / (programs / cores), cores / programs)
-    mem_f = memory_wave_factor(programs, cores)
+    mem_f = memory_wave_factor(programs, cores, DOT_BW_SATURATION if (has_dots and t.is_nvidia) else BW_SATURATION)
     roofline = np.maximum(t_memory * mem_f, t_compute * waves_f)
     # reported: the factor the roofline actually got
     waves_f = roofline / np.maximum(np.maximum(t_memory, t_compute), 1e-30)
@@ -241,19 +271,20 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
     # --- stages ---
     loads_in_loop = any(a.in_loop and a.kind == "load" for a in model.accesses)
     dots_in_loop = any(d.in_loop for d in model.dots)
-    stage_f = one.copy()
-    if t.is_nvidia:
-        if dots_in_loop:
-            stage_f = np.where(stages <= 1, 1.35, np.where(stages == 2, 1.1, 1.0))
-        elif loads_in_loop:
-            stage_f = np.where(stages <= 1, 1.1, 1.0)
-    elif loads_in_loop:
-        stage_f = np.where(stages <= 1, 1.2, 1.0)
     # the longest loop's trips; a loop that runs once has nothing to pipeline
     trips = np.ones(n)
     for at in model.accesses:
         if at.in_loop:
             trips = np.maximum(trips, _arr(model, at.trips, env, n))
+    stage_f = one.copy()
+    if t.is_nvidia:
+        ahead = np.minimum(stages - 1, trips - 1)
+        wasted = np.maximum(0.0, stages - np.maximum(trips, 1.0))
+        if dots_in_loop or loads_in_loop:
+            depth_gain = STAGE_DOT if dots_in_loop else STAGE_LOAD
+            stage_f = (1.0 + depth_gain * np.exp(-STAGE_DECAY * ahead)) * (1.0 + STAGE_WASTE * wasted)
+    elif loads_in_loop:
+        stage_f = np.where(stages <= 1, 1.2, 1.0)
     stage_f = np.where(trips <= 1, 1.0, stage_f)
 
     # --- warps ---
@@ -263,12 +294,12 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
             # the accumulators of a chain of dots (attention: scores and output) are live together
             acc = np.add.reduce([_arr(model, d.mn, env, n) for d in model.dots])
             lo_w = 4 if (t.arch or 0) >= 90 else 1  # wgmma needs a warpgroup
-            ideal = np.clip(acc / 4096.0, lo_w, 8)
-            warp_f = 1.0 + 0.15 * np.abs(np.log2(warps / ideal))
+            ideal = np.clip(acc / (DOT_ACC_PER_THREAD * t.warp_size), lo_w, 8)
         else:
             big = _arr(model, model.max_tile_numel, env, n)
             ideal = np.clip(big / (ELEMENTS_PER_THREAD * t.warp_size), 1, 16)
-            warp_f = 1.0 + 0.15 * np.abs(np.log2(warps / ideal))
+        steps = np.log2(warps / ideal)
+        warp_f = 1.0 + np.where(steps > 0, WARP_OVER * steps, -WARP_UNDER * steps)
 
     # fixed costs: the first wave's prologue, and the loop's own iterations
     resident_waves = np.ceil(programs / (cores * resident))

@@ -1,0 +1,72 @@
+"""How candidates are screened and re-timed: the screening's budgets, the short late screening past a
+search's deadline, which leaders are re-timed interleaved and in how many rounds.
+
+Constants and small pure functions only; :mod:`~tiletune.runtime.measure` applies them.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import List, Mapping, Sequence
+
+from . import bench as _bench
+
+__all__ = ["RETIME_TOP", "RETIME_MAX", "RETIME_GAP", "RETIME_ROUNDS", "SCREEN_WARMUP_MS", "SCREEN_REP_MS",
+           "LATE_WARMUP_MS", "LATE_REP_MS", "LATE_SHARE", "RESCREEN_FACTOR", "retime_set", "retime_rounds"]
+
+#: How many leading candidates are re-timed interleaved, and how many rounds
+#: (``TILETUNE_RETIME_ROUNDS`` overrides; one round under the interpreter).  Beyond the leading
+#: RETIME_TOP, up to RETIME_MAX are re-timed when their screening time is within RETIME_GAP of the best:
+#: one screening cannot tell them apart.  Over six full H100 runs (bench/results/gpu_bench_search.md),
+#: in 24 of 252 (pair, run)s the config the final interleaved timing found fastest among the search's
+#: five best had screened 4th or 5th, within 7% of the best (int8_gemv 1000x1000: 6.02 us against
+#: 5.86 us screened, 5.68 against 6.35 re-timed).
+RETIME_TOP = 3
+RETIME_MAX = 5
+RETIME_GAP = 0.08
+RETIME_ROUNDS = 4
+
+#: Budgets (ms) of every measurement -- the first batch, the descent and the re-timing -- when the user
+#: set none (``warmup=``/``rep=``/``do_bench=``): a tenth of ``do_bench``'s.  A search is priced in hand
+#: lists (search.time_budget), so every millisecond of screening is one the descent cannot spend on
+#: moves; at 10 ms a 6 us kernel still gets ~100 timed runs (do_bench clears the L2 between runs).
+#: Precision comes from repetition instead: the leading RETIME_TOP are re-timed in RETIME_ROUNDS
+#: interleaved rounds (A B C A B C ...), so a drift of the device's clocks moves all of them alike, and
+#: each keeps the median of its times.
+SCREEN_WARMUP_MS = 2.5
+SCREEN_REP_MS = 10.0
+
+#: Past the deadline, a candidate whose compile has already finished is still timed, with a short screening
+#: (these budgets, a quarter of the screening's), while the late timings of the search stay within LATE_SHARE
+#: of its time budget; a candidate still compiling is abandoned, its compile not awaited.  A compile is the
+#: dear part of a candidate: one finished and never timed was paid for and tells nothing, and leaves the pick
+#: to the model (H100, cold first tunes: sum_axis and int8_gemv compiled 9 and timed 1, because the deadline
+#: came while the first batch compiled).  LATE_SHARE is half of the 10% a first tune may run over its budget
+#: (issue 25); the other half is the re-timing's estimate error.  The leaders are re-timed interleaved
+#: afterwards, so a short screening only has to rank.
+LATE_WARMUP_MS = 0.5
+LATE_REP_MS = 2.5
+LATE_SHARE = 0.05
+
+
+def retime_set(order: Sequence[int], timings: Mapping[int, float]) -> List[int]:
+    """The candidates to re-time: the leading RETIME_TOP of ``order`` (fastest first), and those after
+    them, up to RETIME_MAX in all, whose time is within RETIME_GAP of the fastest."""
+    if not order:
+        return []
+    limit = timings[order[0]] * (1.0 + RETIME_GAP)
+    return list(order[:RETIME_TOP]) + [i for i in order[RETIME_TOP:RETIME_MAX] if timings[i] <= limit]
+
+
+def retime_rounds() -> int:
+    """Re-timing rounds: ``TILETUNE_RETIME_ROUNDS``, else RETIME_ROUNDS (one under the interpreter)."""
+    env = os.environ.get("TILETUNE_RETIME_ROUNDS", "").strip()
+    if env.isdigit():
+        return int(env)
+    return 1 if _bench.interpreting() else RETIME_ROUNDS
+
+
+#: Candidates timed while others compiled are timed again, once nothing compiles, when within this
+#: factor of the best time known (see _Trial._rescreen).  Contention can more than double a short
+#: kernel's time (2.1x measured on the H100 host), so the factor leaves room for that.
+RESCREEN_FACTOR = 2.5
