@@ -559,6 +559,9 @@ def exhaustive_space(spec, args: Dict[str, Any], dry: bool, seed: int = 0, inclu
         hi = min(65536, next_pow2(b)) if isinstance(b, int) and not isinstance(b, bool) else 1024
         domains[p.name] = pow2_range(lo, max(hi, lo))
     numel_lo, numel_hi = (128, 16384) if multi else (32, 65536)
+    fixed_nondot = math.prod(int(v) for p, v in ((spec.param(n), v) for n, v in fixed.items())
+                             if p is not None and (p.min_value or 1) < 16 and isinstance(v, int)
+                             and not isinstance(v, bool))
     if dot:
         warps = [2, 4, 8]
     else:
@@ -572,7 +575,8 @@ def exhaustive_space(spec, args: Dict[str, Any], dry: bool, seed: int = 0, inclu
     configs, heavy = [], []
     for combo in itertools.product(*(domains[n] for n in names)):
         kw = dict(zip(names, combo))
-        nd = math.prod(kw[p.name] for p in nondot) if nondot else 0
+        # a tile's elements include the non-dot tiling sizes the launch fixes (a row block BD beside rows per program BT)
+        nd = math.prod(kw[p.name] for p in nondot) * fixed_nondot if nondot else 0
         if nondot and not (numel_lo <= nd <= numel_hi):
             continue
         if len(par_dot) >= 2:
