@@ -59,17 +59,18 @@ from typing import Optional
 from ...analysis.expr import Expr, ExprParseError, const, emax, esize_symbol, parse_expr, product, total
 from ...analysis.model import DTYPE_BYTES, KernelSpec
 from ..space import resolve_dtype
+from .ascend_dtypes import dtype_names, eval_dtype, label_dtype, line_dtypes, promoted
 
-__all__ = ["ub_bytes"]
+__all__ = ["ub_bytes", "ub_floor"]
 
 _DATA_SOURCES = ("load", "dot", "reduce", "scan", "alloc", "atomic")
 _COPIES = ("load", "store", "atomic")
 _VIEW_MARKS = ("[:, None]", "[None, :]", "[None]", "reshape(", "expand_dims(", "view(", ".T", "permute(", "trans(")
 
 
-def _structure(spec: KernelSpec) -> Optional[tuple[list, list]]:
-    """The kernel body's loops, ``(first line, last line)``, and its ``if`` statements,
-    ``(then lines, else lines)``; None without the source."""
+def _structure(spec: KernelSpec) -> Optional[tuple[list, list, dict]]:
+    """The kernel body's loops, ``(first line, last line)``, its ``if`` statements,
+    ``(then lines, else lines)``, and its names bound once (for dtypes); None without the source."""
     if not spec.file or not Path(spec.file).is_file():
         return None
     tree = _parse(str(spec.file), Path(spec.file).stat().st_mtime_ns)
@@ -83,7 +84,7 @@ def _structure(spec: KernelSpec) -> Optional[tuple[list, list]]:
         if isinstance(fn, ast.FunctionDef) and fn.name == spec.name:
             loops = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))]
             ifs = [(lines(n.body), lines(n.orelse)) for n in ast.walk(fn) if isinstance(n, ast.If) and n.orelse]
-            return loops, ifs
+            return loops, ifs, (dtype_names(fn), line_dtypes(fn))
     return None
 
 
@@ -132,7 +133,7 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
     structure = _structure(spec)
     if structure is None:
         return None
-    loops, ifs = structure
+    loops, ifs, names = structure
     lo, hi = spec.span.line, spec.span.end_line
     order = sorted((n for n in g.nodes if not str(n).startswith("param:")), key=lambda n: int(str(n)[1:]) if str(n)[1:].isdigit() else 0)
     pos = {n: i for i, n in enumerate(order)}
@@ -159,8 +160,10 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
 
     cube = _cube_nodes(g, order, attrs)
     shp: dict = {}
+    dt: dict = {}
     for n in order:
         shp[n] = _shape(g, n, attrs[n], shp)
+        dt[n] = _dtype(g, n, attrs[n], dt, names, dtypes)
     root: dict = {}  # node -> buffer id (its root node)
     members: dict = {}  # buffer id -> nodes sharing it
     info: dict = {}  # buffer id -> (bytes, rank, element bytes)
@@ -172,7 +175,7 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
             return None  # a data tile of unknown shape: nothing safe to say
         if not shp[n]:
             continue  # a scalar
-        b = _bytes_of(shp[n], a.get("dtype"), dtypes)
+        b = _bytes_of(shp[n], dt[n], dtypes)
         if b is None:
             return None
         if a["kind"] == "reduce" and "return_indices=True" in (a.get("label") or ""):
@@ -239,6 +242,69 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
         if e not in sums:
             sums.append(e)
     return emax(*sums) if len(sums) > 1 else sums[0]
+
+
+def _dtype(g, n, a: dict, known: dict, names: dict, dtypes: dict) -> Optional[str]:
+    """A node's element type; where the analysis left it open, the type its source names
+    (``dtype=acc_type`` with ``acc_type`` bound in the kernel; ``names`` is the kernel's
+    (names bound once, type expression per line)) or the promotion of its tile
+    operands' types (:mod:`.ascend_dtypes`, Triton's compile-time folding and promotion)."""
+    if a.get("dtype") is not None:
+        return a["dtype"]
+    names, by_line = names
+    named = label_dtype(a.get("label") or "", names, dtypes)
+    if named is None and a.get("line") in by_line:
+        named = eval_dtype(by_line[a["line"]], names, dtypes)
+    if named is not None or a["kind"] not in ("elementwise", "reduce", "other"):
+        return named
+    tiles = [p for p in g.predecessors(n) if not str(p).startswith("param:") and p in known]
+    return promoted([known[p] for p in tiles], dtypes) if tiles else None
+
+
+def ub_floor(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
+    """A lower bound of the UB bytes for a kernel :func:`ub_bytes` cannot plan, or None.
+
+    Whatever else the compiler does, each vector tile is one memref allocated
+    whole in UB (PlanMemory.cpp gives every memref.alloc in the UB address
+    space one offset; there is no spilling), and the buffer of a GM->UB load in
+    an ``scf.for`` takes ``stages`` slots (rule 4).  So the largest such tile is
+    a need no plan goes below; tiles of unknown shape or element type are left
+    out (that only lowers the bound).
+    """
+    g = spec.graph
+    if g is None or g.number_of_nodes() == 0 or spec.span is None:
+        return None
+    structure = _structure(spec)
+    loops, names = (structure[0], structure[2]) if structure is not None else ([], ({}, {}))
+    order = sorted((n for n in g.nodes if not str(n).startswith("param:")),
+                   key=lambda n: int(str(n)[1:]) if str(n)[1:].isdigit() else 0)
+    attrs = g.nodes
+    cube = _cube_nodes(g, order, attrs)
+    data: dict = {}
+    shp: dict = {}
+    dt: dict = {}
+    sizes: list[Expr] = []
+    for n in order:
+        a = attrs[n]
+        data[n] = a["kind"] in _DATA_SOURCES or any(data.get(p, False) for p in g.predecessors(n))
+        shp[n] = _shape(g, n, a, shp)
+        dt[n] = _dtype(g, n, a, dt, names, dtypes)
+        if not data[n] or a["kind"] == "store" or n in cube or not shp[n] or not _known_type(dt[n], dtypes):
+            continue
+        b = _bytes_of(shp[n], dt[n], dtypes)
+        if b is None:
+            continue
+        line = a.get("line") or 0
+        looped = a["kind"] == "load" and any(L[0] <= line <= L[1] for L in loops)
+        sizes.append(b[0] * stages if looped else b[0])
+    if not sizes:
+        return None
+    return emax(*sizes) if len(sizes) > 1 else sizes[0]
+
+
+def _known_type(dtype, dtypes: dict) -> bool:
+    """Whether a tile's element width is known (a dtype, or the element of a pointer parameter)."""
+    return dtype is not None and (resolve_dtype(dtype, dtypes) is not None or str(dtype).startswith("elem:"))
 
 
 def _shape(g, n, a: dict, known: dict) -> Optional[list]:

@@ -1,0 +1,53 @@
+"""The Ascend UB count's rules for what the analysis leaves open, on kernels in shipped patterns.
+
+Kernels: tests/data/ascend_ub_patterns.py (written for these tests in the patterns of
+FlagGems' Ascend amax/max and weight-norm backward kernels).  A rejection must be
+backed by a need the compiler cannot go below; these tests pin that down.
+"""
+
+from tiletune.analysis import analyze_file
+from tiletune.analysis.expr import const
+from tiletune.synthesis import check_config
+from tiletune.synthesis.constraints.ascend import rule_of
+from tiletune.synthesis.constraints.ascend_ub import ub_bytes, ub_floor
+
+KERNELS = "tests/data/ascend_ub_patterns.py"
+UB = 196608  # ascend910b3
+
+
+def _dtypes(spec, dt):
+    return {p.name: dt for p in spec.params if p.is_pointer}
+
+
+def test_a_named_accumulator_type_is_folded_like_triton():
+    """``acc_type = tl.float32 if dtype is tl.bfloat16 else dtype``: fp16 input keeps an fp16 accumulator."""
+    spec = analyze_file(KERNELS).kernel("row_max_named_acc")
+    m, n = 16, 2048
+    env = {"BLOCK_M": m, "BLOCK_N": n}
+    fp16 = ub_bytes(spec, _dtypes(spec, "fp16"), const(2)).evaluate(env)
+    bf16 = ub_bytes(spec, _dtypes(spec, "bf16"), const(2)).evaluate(env)
+    assert fp16 == 2 * m * n + 2 * (2 * m * n)  # fp16 accumulator + the loop's fp16 load, multibuffered
+    assert bf16 == 4 * m * n + 2 * (2 * m * n)  # the fp32 accumulator for bf16
+    assert check_config(spec, env, None, None, {}, _dtypes(spec, "fp16"), "ascend910b3") == []
+    assert check_config(spec, env, None, None, {}, _dtypes(spec, "bf16"), "ascend910b3") == [
+        f"UB: needs {bf16} B > {UB} B on ascend910b3"]
+
+
+def test_an_unplanned_kernel_is_rejected_only_by_its_largest_tile():
+    """A helper the analysis does not follow: no plan, so only the largest tile (a lower bound) rejects."""
+    spec = analyze_file(KERNELS).kernel("row_pow_helper")
+    assert any(x.startswith("unresolved helper") for x in spec.incomplete)
+    dt = _dtypes(spec, "fp16")
+    assert ub_bytes(spec, dt, const(2)) is None
+    fits = {"BLOCK_R": 32, "BLOCK_C": 1024}  # the fp32 tile: 128 KiB
+    live = spec.footprint.live_bytes.evaluate({**fits, "esize_x_ptr": 2, "esize_y_ptr": 2, "num_stages": 2})
+    assert live > UB  # the analysis' live tiles (no reuse) over-count past the UB...
+    assert ub_floor(spec, dt, const(2)).evaluate(fits) == 4 * 32 * 1024
+    assert check_config(spec, fits, None, None, {}, dt, "ascend910b3") == []  # ...and reject nothing
+    big = {"BLOCK_R": 64, "BLOCK_C": 1024}  # one fp32 tile of 256 KiB cannot be allocated at all
+    assert check_config(spec, big, None, None, {}, dt, "ascend910b3") == [
+        f"UB: needs {4 * 64 * 1024} B > {UB} B on ascend910b3"]
+
+
+def test_the_floor_and_the_estimate_cite_their_rule():
+    assert "no spilling" in rule_of("ub.estimate") and "PlanMemory" in rule_of("ub.estimate")
