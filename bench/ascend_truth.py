@@ -36,7 +36,12 @@ sys.path.insert(0, str(ROOT))
 
 from tests.corpus import library_root  # noqa: E402
 from tiletune.analysis import analyze_file  # noqa: E402
+from tiletune.analysis.expr import const, esize_symbol  # noqa: E402
+from tiletune.analysis.model import DTYPE_BYTES  # noqa: E402
 from tiletune.synthesis import check_config  # noqa: E402
+from tiletune.synthesis.constraints.ascend import sub_blocks  # noqa: E402
+from tiletune.synthesis.constraints.ascend_ub import ub_floor  # noqa: E402
+from tiletune.synthesis.targets import get_target  # noqa: E402
 
 TRUTH = ROOT / "tests" / "data" / "ascend_truth.json"
 ANCHOR = ROOT / "tests" / "data" / "ascend_anchor_configs.json"
@@ -143,15 +148,46 @@ def check(entry: dict[str, Any], cache: dict) -> dict[str, Any]:
     key = (str(path), entry["kernel"])
     if key not in cache:
         cache[key] = analyze_file(str(path)).kernel(entry["kernel"])
-    why = check_config(cache[key], entry["config"], None, None, entry["shapes"], entry["dtypes"], entry["target"])
+    spec = cache[key]
+    why = check_config(spec, entry["config"], None, None, entry["shapes"], entry["dtypes"], entry["target"])
     row.update(result="rejected" if why else "accepted", why=why)
+    if why:
+        row["cause"] = cause(spec, entry, why)
     return row
+
+
+def largest_tile(spec, entry: dict[str, Any]) -> Optional[int]:
+    """Bytes of the kernel's largest UB tile for this config (a loop's load with its multibuffer copy,
+    a mix kernel's vector part per sub-block): the need no plan of the compiler goes below."""
+    t = get_target(entry["target"])
+    stages = const(1 + int(bool(entry["config"].get("multibuffer", t.multibuffer_default))))
+    floor = ub_floor(spec, entry["dtypes"], stages)
+    if floor is None:
+        return None
+    env = {**entry["config"], **entry["shapes"]}
+    env.update({esize_symbol(p): DTYPE_BYTES[dt] for p, dt in entry["dtypes"].items() if dt in DTYPE_BYTES})
+    try:
+        need = int(floor.evaluate(env))
+    except Exception:  # noqa: BLE001 - a symbol the entry does not give: no bound
+        return None
+    return need // sub_blocks(t) if spec.dots else need
+
+
+def cause(spec, entry: dict[str, Any], why: list[str]) -> str:
+    """Why a rejection stands: ``one tile`` (a single UB tile exceeds the UB: certain), ``plan`` (the
+    peak of the compiler's plan as modelled), ``cube`` (L1 / L0C only)."""
+    if not any(w.startswith("UB") for w in why):
+        return "cube"
+    one = largest_tile(spec, entry)
+    t = get_target(entry["target"])
+    return "one tile" if one is not None and one > t.ub_bytes else "plan"
+
 
 
 def summary(rows: list[dict]) -> dict[str, int]:
     """Counts per label and result; ``wrong`` = runs rejected + fails accepted."""
     out = {"runs": 0, "runs_rejected": 0, "fails": 0, "fails_rejected": 0, "shipped": 0, "shipped_rejected": 0,
-           "skipped": 0}
+           "skipped": 0, "shipped_rejected_one_tile": 0, "shipped_rejected_plan": 0, "shipped_rejected_cube": 0}
     for r in rows:
         if r["result"] == "skipped":
             out["skipped"] += 1
@@ -159,6 +195,8 @@ def summary(rows: list[dict]) -> dict[str, int]:
         out[r["label"]] += 1
         if r["result"] == "rejected":
             out[f"{r['label']}_rejected"] += 1
+            if r["label"] == "shipped":
+                out[f"shipped_rejected_{r['cause'].replace(' ', '_')}"] += 1
     out["wrong"] = out["runs_rejected"] + (out["fails"] - out["fails_rejected"])
     return out
 
@@ -174,17 +212,20 @@ def markdown(rows: list[dict], total: dict[str, int], flaggems: str = "") -> str
         f"- known to run: {total['runs']}, rejected: **{total['runs_rejected']}**",
         f"- known to fail: {total['fails']}, rejected: **{total['fails_rejected']}**",
         f"- shipped in FlagGems' Ascend tune_configs.yaml (fp16 + fp32; with `--flaggems`): {total['shipped']}, "
-        f"rejected: **{total['shipped_rejected']}**",
+        f"rejected: **{total['shipped_rejected']}** (one UB tile alone larger than the UB: "
+        f"{total['shipped_rejected_one_tile']}; the peak of the modelled UB plan: {total['shipped_rejected_plan']}; "
+        f"L1/L0C only: {total['shipped_rejected_cube']})",
         f"- skipped (file not available): {total['skipped']}",
         *([f"- FlagGems checked: {flaggems}"] if flaggems else []),
         "",
-        "| id | kernel | config | label | result | why | source |",
-        "|---|---|---|---|---|---|---|",
+        "| id | kernel | config | label | result | why | cause | source |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         cfg = ", ".join(f"{k}={v}" for k, v in r["config"].items())
         why = "; ".join(r["why"]) or "-"
-        lines.append(f"| {r['id']} | {r['kernel']} | {cfg} | {r['label']} | {r['result']} | {why} | {r['source']} |")
+        lines.append(f"| {r['id']} | {r['kernel']} | {cfg} | {r['label']} | {r['result']} | {why} | "
+                     f"{r.get('cause', '-')} | {r['source']} |")
     return "\n".join(lines) + "\n"
 
 

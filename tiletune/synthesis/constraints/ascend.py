@@ -182,8 +182,8 @@ def _ub_need(b, foot: dict[str, Expr], dots: list[DotTerm], stages: Expr) -> tup
     halves = sub_blocks(t) if (dots and "dot_operand_bytes" in foot) else 1
     mix = f"; a mix kernel's vector part over {halves} sub-blocks" if halves > 1 else ""
     planned = ub_bytes(b.spec, b.space.dtypes, stages)
-    if planned is not None:
-        vec = b.bind(planned)
+    vec = b.bind(planned) if planned is not None else None
+    if vec is not None:
         return (vec // halves if halves > 1 else vec), "as the compiler plans them" + mix, None
     raw = b.spec.footprint.live_bytes if b.spec.footprint is not None else None
     live = b.bind(raw.substitute({NUM_STAGES: stages})) if raw is not None else None
@@ -191,7 +191,8 @@ def _ub_need(b, foot: dict[str, Expr], dots: list[DotTerm], stages: Expr) -> tup
     if halves > 1:
         live = emax(live - foot["dot_operand_bytes"] * stages, foot.get("accumulator_bytes", const(0))) // halves
     floor = ub_floor(b.spec, b.space.dtypes, stages)
-    floor = b.bind(floor) // halves if floor is not None else const(0)
+    floor = b.bind(floor) if floor is not None else None
+    floor = (floor // halves if halves > 1 else floor) if floor is not None else const(0)
     return floor, "the largest single tile: the plan is unknown" + mix, live
 
 
