@@ -68,4 +68,23 @@ def test_a_rejection_says_whether_one_tile_alone_overflows():
     peak = {"config": {"BLOCK_M": 16, "BLOCK_N": 2048}, "shapes": {}, "target": "ascend910b3",
             "dtypes": {"inp": "bf16", "out": "bf16"}}
     why = check_config(acc_spec, peak["config"], None, None, {}, peak["dtypes"], "ascend910b3")
-    assert why and cause(acc_spec, peak, why) == "plan"  # 128 KiB + 2 x 64 KiB: no one tile is over
+    assert why and cause(acc_spec, peak, why) == "multibuffer"  # 128 KiB + 2 x 64 KiB: fits with one copy
+
+
+def test_vllm_ascend_files_are_staged_with_direct_triton_imports(tmp_path):
+    """vllm-ascend imports Triton through vllm.triton_utils; the staged copy keeps its lines and its kernels."""
+    from bench.ascend_truth import stage_vllm_file
+
+    src = tmp_path / "checkout" / "vllm_ascend" / "ops" / "triton"
+    src.mkdir(parents=True)
+    (src / "scale.py").write_text(
+        "from vllm.triton_utils import tl, triton\n\n\n"
+        "@triton.jit\n"
+        "def scale_kernel(x_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)\n"
+    )
+    assert analyze_file(str(src / "scale.py")).kernels == []  # as vllm-ascend writes it: no kernel found
+    staged = stage_vllm_file(tmp_path / "checkout", "vllm_ascend/ops/triton/scale.py", tmp_path / "staged")
+    spec = analyze_file(str(staged)).kernel("scale_kernel")
+    assert spec.span.line == 5  # same line numbers as the source the entry cites
