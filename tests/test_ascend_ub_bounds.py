@@ -51,3 +51,16 @@ def test_an_unplanned_kernel_is_rejected_only_by_its_largest_tile():
 
 def test_the_floor_and_the_estimate_cite_their_rule():
     assert "no spilling" in rule_of("ub.estimate") and "PlanMemory" in rule_of("ub.estimate")
+
+
+def test_an_index_loaded_as_a_scalar_leaves_addresses_metadata():
+    """sgl-kernel-npu #477's pattern: row indices loaded as scalars, a 3-D state tile copied per step.
+
+    The compiler reported 2097152 bits (262144 B) for H_BLOCK=2, V=K=128 fp32: the tile and its
+    multibuffer copy, nothing for the addresses built from the loaded indices.
+    """
+    spec = analyze_file("tests/data/ascend_truth_kernels.py").kernel("state_copy_h_blocks")
+    dt = {"dst_ptr": "fp32", "src_ptr": "fp32", "src_rows": "int32", "dst_rows": "int32"}
+    env = {"H_BLOCK": 2, "BLOCK_V": 128, "BLOCK_K": 128}
+    assert ub_bytes(spec, dt, const(2)).evaluate(env) == 2097152 // 8
+    assert ub_bytes(spec, dt, const(2)).evaluate({**env, "H_BLOCK": 1}) <= UB  # the fix's direction fits

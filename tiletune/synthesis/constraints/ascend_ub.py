@@ -10,7 +10,8 @@ nodes in trace order) and returns the peak as an expression:
    of loads and stores, are folded into the copies' offsets, strides and
    sizes: Triton-Ascend ``third_party/ascend/include/TritonToLinalg/UseAnalysis.h``
    (``UseType::MetaUse``, ``MetaUseEraser``) and ``MaskAnalysis.h``
-   (``MaskState``: start/end/dims of a mask).  Pointer tiles likewise.
+   (``MaskState``: start/end/dims of a mask).  Pointer tiles likewise, also
+   where the base is a scalar the kernel loaded (an index): a scalar is no tile.
 2. **in-place reuse.**  An elementwise result takes the buffer of an operand
    of the same shape whose last use it is, when the operand's element is as
    wide as the result's or a multiple of it (a narrowing cast only for 1-D
@@ -143,7 +144,7 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
         a = attrs[n]
         if not (lo <= (a.get("line") or 0) <= hi) and a.get("shape") != []:
             return None  # a tile from a helper: its lines say nothing about this kernel's loops (scalars hold no UB)
-        data[n] = a["kind"] in _DATA_SOURCES or any(data.get(p, False) for p in g.predecessors(n))
+        data[n] = _is_data(a, [data.get(p, False) for p in g.predecessors(n)])
 
     lines = {n: attrs[n].get("line") or 0 for n in order}
     enclosing = {n: [L for L in loops if L[0] <= lines[n] <= L[1]] for n in order}
@@ -286,7 +287,7 @@ def ub_floor(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
     sizes: list[Expr] = []
     for n in order:
         a = attrs[n]
-        data[n] = a["kind"] in _DATA_SOURCES or any(data.get(p, False) for p in g.predecessors(n))
+        data[n] = _is_data(a, [data.get(p, False) for p in g.predecessors(n)])
         shp[n] = _shape(g, n, a, shp)
         dt[n] = _dtype(g, n, a, dt, names, dtypes)
         if not data[n] or a["kind"] == "store" or n in cube or not shp[n] or not _known_type(dt[n], dtypes):
@@ -300,6 +301,18 @@ def ub_floor(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
     if not sizes:
         return None
     return emax(*sizes) if len(sizes) > 1 else sizes[0]
+
+
+def _is_data(a: dict, preds_data: list) -> bool:
+    """Whether a node is a data tile (rule 1): made by a load, dot, reduction... or from one.
+
+    A scalar (a loaded index, a reduced total) is no tile: it sits in a scalar register and
+    addresses built from it with ``tl.arange`` are metadata like any other (the scalar
+    operand of an address is folded into the copy's offset, ``UseAnalysis.h`` MetaUse).
+    """
+    if a.get("shape") == []:
+        return False
+    return a["kind"] in _DATA_SOURCES or any(preds_data)
 
 
 def _known_type(dtype, dtypes: dict) -> bool:
