@@ -64,3 +64,12 @@ def test_an_index_loaded_as_a_scalar_leaves_addresses_metadata():
     env = {"H_BLOCK": 2, "BLOCK_V": 128, "BLOCK_K": 128}
     assert ub_bytes(spec, dt, const(2)).evaluate(env) == 2097152 // 8
     assert ub_bytes(spec, dt, const(2)).evaluate({**env, "H_BLOCK": 1}) <= UB  # the fix's direction fits
+
+
+def test_a_subexpression_written_twice_is_one_value():
+    """Triton's CSE pass merges ``(x - mean)`` written twice: it costs what naming it once costs (one tile)."""
+    dt = {"x_ptr": "fp32", "y_ptr": "fp32"}
+    env = {"BLOCK": 8192}
+    twice = ub_bytes(analyze_file(KERNELS).kernel("squared_deviation_twice"), dt, const(2)).evaluate(env)
+    once = ub_bytes(analyze_file(KERNELS).kernel("squared_deviation_once"), dt, const(2)).evaluate(env)
+    assert twice == once == 4 * 8192

@@ -37,3 +37,21 @@ def row_pow_helper(x_ptr, y_ptr, M, N, BLOCK_R: tl.constexpr, BLOCK_C: tl.conste
     x = tl.load(x_ptr + rows * N + cols, mask=mask).to(tl.float32)
     y = scaled_pow(x, 2.0) * x + x
     tl.store(y_ptr + rows * N + cols, y, mask=mask)
+
+
+
+@triton.jit
+def squared_deviation_twice(x_ptr, y_ptr, mean, N, BLOCK: tl.constexpr):
+    """``(x - mean) * (x - mean)``: the deviation written twice, as variance code often does."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < N, other=0.0)
+    tl.store(y_ptr + offs, (x - mean) * (x - mean), mask=offs < N)
+
+
+@triton.jit
+def squared_deviation_once(x_ptr, y_ptr, mean, N, BLOCK: tl.constexpr):
+    """The same with the deviation named once."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < N, other=0.0)
+    d = x - mean
+    tl.store(y_ptr + offs, d * d, mask=offs < N)

@@ -40,6 +40,12 @@ nodes in trace order) and returns the peak as an expression:
    ``moveFixpipeOutOfScfFor``).  Only a dot result read by a vector op is
    copied into UB.
 
+6. **common subexpressions are one value**: the same operation on the same
+   operands twice (``(x - m)`` written in two statements) is computed once:
+   Triton's ``make_ttir`` runs ``passes.common.add_cse`` (MLIR CSE) before the
+   backend sees the kernel (``triton/backends/*/compiler.py``; Triton-Ascend's
+   ``make_ttir`` keeps the pass).
+
 Not modelled (left to the analysis' figure by :func:`ub_bytes` returning None):
 kernels the analysis
 could not follow completely (``KernelSpec.incomplete`` other than unknown
@@ -135,6 +141,7 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
     if structure is None:
         return None
     loops, ifs, names = structure
+    g = _merge_common(g, loops, ifs)
     lo, hi = spec.span.line, spec.span.end_line
     order = sorted((n for n in g.nodes if not str(n).startswith("param:")), key=lambda n: int(str(n)[1:]) if str(n)[1:].isdigit() else 0)
     pos = {n: i for i, n in enumerate(order)}
@@ -301,6 +308,39 @@ def ub_floor(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
     if not sizes:
         return None
     return emax(*sizes) if len(sizes) > 1 else sizes[0]
+
+
+def _merge_common(g, loops, ifs):
+    """The graph with common subexpressions merged (rule 6), as a copy; ``g`` itself is unchanged.
+
+    Two elementwise/view nodes with the same source text, the same (merged) operands, shape and
+    type, in the same loops and on the same side of every ``if``, are one value.
+    """
+    order = sorted((n for n in g.nodes if not str(n).startswith("param:")),
+                   key=lambda n: int(str(n)[1:]) if str(n)[1:].isdigit() else 0)
+    rep: dict = {}
+    seen: dict = {}
+    for n in order:
+        a = g.nodes[n]
+        label = a.get("label") or ""
+        line = a.get("line") or 0
+        if a["kind"] not in ("elementwise", "other") or not label or label.endswith("...") or a.get("shape") is None:
+            continue
+        where = (tuple(L for L in loops if L[0] <= line <= L[1]), tuple(_side(line, br) for br in ifs))
+        key = (a["kind"], label, tuple(sorted(str(rep.get(p, p)) for p in g.predecessors(n))),
+               str(a.get("shape")), str(a.get("dtype")), where)
+        if key in seen:
+            rep[n] = seen[key]
+        else:
+            seen[key] = n
+    if not rep:
+        return g
+    out = g.copy()
+    for dup, keep in rep.items():
+        for succ in list(out.successors(dup)):
+            out.add_edge(keep, succ)
+        out.remove_node(dup)
+    return out
 
 
 def _is_data(a: dict, preds_data: list) -> bool:
