@@ -73,3 +73,14 @@ def test_a_subexpression_written_twice_is_one_value():
     twice = ub_bytes(analyze_file(KERNELS).kernel("squared_deviation_twice"), dt, const(2)).evaluate(env)
     once = ub_bytes(analyze_file(KERNELS).kernel("squared_deviation_once"), dt, const(2)).evaluate(env)
     assert twice == once == 4 * 8192
+
+
+def test_an_if_on_dtypes_keeps_only_the_side_triton_generates():
+    """``if vals.dtype == tl.bfloat16:`` is decided at compile time: fp16 input never gets the fp32 copy."""
+    spec = analyze_file(KERNELS).kernel("row_max_bf16_upcast")
+    m, n = 64, 256
+    env = {"BLOCK_M": m, "BLOCK_N": n}
+    fp16 = ub_bytes(spec, {"inp": "fp16", "out": "fp16"}, const(2)).evaluate(env)
+    bf16 = ub_bytes(spec, {"inp": "bf16", "out": "bf16"}, const(2)).evaluate(env)
+    assert fp16 == 2 * m * n + 2 * m  # the loaded tile and its row max
+    assert bf16 >= 2 * m * n + 4 * m * n  # bf16: the fp32 copy is made

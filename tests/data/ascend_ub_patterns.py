@@ -55,3 +55,16 @@ def squared_deviation_once(x_ptr, y_ptr, mean, N, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=offs < N, other=0.0)
     d = x - mean
     tl.store(y_ptr + offs, d * d, mask=offs < N)
+
+
+
+@triton.jit
+def row_max_bf16_upcast(inp, out, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Row max that widens bf16 input to fp32 first: for other inputs Triton drops that side."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    vals = tl.load(inp + rows[:, None] * N + cols[None, :], mask=mask, other=0.0)
+    if vals.dtype == tl.bfloat16:
+        vals = vals.to(tl.float32)
+    tl.store(out + rows, tl.max(vals, axis=1), mask=rows < M)

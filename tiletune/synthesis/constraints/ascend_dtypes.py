@@ -29,7 +29,7 @@ from ...analysis.model import DTYPE_BYTES
 from ...errors import SynthesisError
 from ..space import normalize_dtype, resolve_dtype
 
-__all__ = ["dtype_names", "line_dtypes", "eval_dtype", "label_dtype", "promoted"]
+__all__ = ["dtype_names", "line_dtypes", "eval_dtype", "eval_condition", "label_dtype", "promoted"]
 
 _MAX_DEPTH = 8
 
@@ -99,15 +99,21 @@ def _named_dtype(text: str) -> Optional[str]:
         return None
 
 
-def eval_dtype(e: ast.expr, names: Mapping[str, ast.expr], dtypes: Mapping[str, str], depth: int = 0) -> Optional[str]:
+def eval_dtype(e: ast.expr, names: Mapping[str, ast.expr], dtypes: Mapping[str, str], depth: int = 0,
+               loads: Optional[Mapping[str, str]] = None) -> Optional[str]:
     """The dtype an expression denotes for pointer dtypes ``dtypes``, or None when it cannot be decided.
 
     Reads ``tl.float32`` (any ``tl``/``triton.language`` spelling), ``p.dtype.element_ty`` /
     ``p.type.element_ty`` of a pointer parameter ``p``, names bound once in the kernel, and
-    ``a if cond else b`` whose condition compares two such dtypes with ``is``/``is not``/``==``/``!=``.
+    ``a if cond else b`` whose condition compares two such dtypes with ``is``/``is not``/``==``/``!=``,
+    and ``x.dtype`` of a name ``loads`` maps to the pointer it is loaded from.
     """
+    loads = loads or {}
     if depth > _MAX_DEPTH:
         return None
+    if (isinstance(e, ast.Attribute) and e.attr == "dtype" and isinstance(e.value, ast.Name)
+            and e.value.id in loads):
+        return dtypes.get(loads[e.value.id])  # ``x.dtype`` of ``x = tl.load(p + ...)``: p's element type
     parts = _dotted(e)
     if parts is not None:
         if len(parts) == 1:
@@ -127,12 +133,44 @@ def eval_dtype(e: ast.expr, names: Mapping[str, ast.expr], dtypes: Mapping[str, 
     return None
 
 
-def _eval_test(e: ast.expr, names, dtypes, depth: int) -> Optional[bool]:
+def eval_condition(e: ast.expr, names: Mapping[str, ast.expr], dtypes: Mapping[str, str],
+                   loads: Mapping[str, str]) -> Optional[bool]:
+    """An ``if`` test that compares two dtypes, folded as Triton folds it at compile time (only the
+    taken side of a constant condition is generated: ``code_generator.py`` ``visit_If``); None when
+    it is not such a test or cannot be decided."""
+    return _eval_test(e, names, dtypes, 0, loads)
+
+
+def load_sources(fn: ast.FunctionDef, pointers: set, before: int) -> dict[str, str]:
+    """Names whose every binding above line ``before`` is ``tl.load(<p> ...)`` of one pointer
+    parameter ``p``: name -> ``p`` (what ``name.dtype`` is at that line)."""
+    found: dict[str, set] = {}
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        if node.lineno >= before:
+            continue
+        v = node.value
+        base = None
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "load" and v.args:
+            base = _base_name(v.args[0])
+        found.setdefault(node.targets[0].id, set()).add(base if base in pointers else None)
+    return {k: next(iter(v)) for k, v in found.items() if len(v) == 1 and None not in v}
+
+
+def _base_name(e: ast.expr) -> Optional[str]:
+    """The leftmost name of a pointer expression (``p + offs`` -> ``p``)."""
+    while isinstance(e, ast.BinOp):
+        e = e.left
+    return e.id if isinstance(e, ast.Name) else None
+
+
+def _eval_test(e: ast.expr, names, dtypes, depth: int, loads: Optional[Mapping[str, str]] = None) -> Optional[bool]:
     """A comparison of two dtypes (``is``, ``is not``, ``==``, ``!=``), folded; None when undecidable."""
     if not (isinstance(e, ast.Compare) and len(e.ops) == 1 and len(e.comparators) == 1):
         return None
-    a = eval_dtype(e.left, names, dtypes, depth)
-    b = eval_dtype(e.comparators[0], names, dtypes, depth)
+    a = eval_dtype(e.left, names, dtypes, depth, loads)
+    b = eval_dtype(e.comparators[0], names, dtypes, depth, loads)
     if a is None or b is None:
         return None
     op = e.ops[0]

@@ -46,6 +46,11 @@ nodes in trace order) and returns the peak as an expression:
    backend sees the kernel (``triton/backends/*/compiler.py``; Triton-Ascend's
    ``make_ttir`` keeps the pass).
 
+7. **an ``if`` on dtypes keeps one side**: ``if a.dtype != b.dtype:`` or
+   ``if dtype is tl.int64:`` is decided at compile time for the given pointer
+   dtypes and only the taken side is generated (``code_generator.py``
+   ``visit_If`` on a constant condition).
+
 Not modelled (left to the analysis' figure by :func:`ub_bytes` returning None):
 kernels the analysis
 could not follow completely (``KernelSpec.incomplete`` other than unknown
@@ -66,7 +71,7 @@ from typing import Optional
 from ...analysis.expr import Expr, ExprParseError, const, emax, esize_symbol, parse_expr, product, total
 from ...analysis.model import DTYPE_BYTES, KernelSpec
 from ..space import resolve_dtype
-from .ascend_dtypes import dtype_names, eval_dtype, label_dtype, line_dtypes, promoted
+from .ascend_dtypes import dtype_names, eval_condition, eval_dtype, label_dtype, line_dtypes, load_sources, promoted
 
 __all__ = ["ub_bytes", "ub_floor"]
 
@@ -91,7 +96,8 @@ def _structure(spec: KernelSpec) -> Optional[tuple[list, list, dict]]:
         if isinstance(fn, ast.FunctionDef) and fn.name == spec.name:
             loops = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))]
             ifs = [(lines(n.body), lines(n.orelse)) for n in ast.walk(fn) if isinstance(n, ast.If) and n.orelse]
-            return loops, ifs, (dtype_names(fn), line_dtypes(fn))
+            tests = [(n.test, lines(n.body), lines(n.orelse)) for n in ast.walk(fn) if isinstance(n, ast.If)]
+            return loops, ifs, (dtype_names(fn), line_dtypes(fn), tests, fn)
     return None
 
 
@@ -141,7 +147,7 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
     if structure is None:
         return None
     loops, ifs, names = structure
-    g = _merge_common(g, loops, ifs)
+    g = _merge_common(_drop_untaken(g, names, dtypes), loops, ifs)
     lo, hi = spec.span.line, spec.span.end_line
     order = sorted((n for n in g.nodes if not str(n).startswith("param:")), key=lambda n: int(str(n)[1:]) if str(n)[1:].isdigit() else 0)
     pos = {n: i for i, n in enumerate(order)}
@@ -259,7 +265,7 @@ def _dtype(g, n, a: dict, known: dict, names: dict, dtypes: dict) -> Optional[st
     operands' types (:mod:`.ascend_dtypes`, Triton's compile-time folding and promotion)."""
     if a.get("dtype") is not None:
         return a["dtype"]
-    names, by_line = names
+    names, by_line = names[0], names[1]
     named = label_dtype(a.get("label") or "", names, dtypes)
     if named is None and a.get("line") in by_line:
         named = eval_dtype(by_line[a["line"]], names, dtypes)
@@ -283,7 +289,9 @@ def ub_floor(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
     if g is None or g.number_of_nodes() == 0 or spec.span is None:
         return None
     structure = _structure(spec)
-    loops, names = (structure[0], structure[2]) if structure is not None else ([], ({}, {}))
+    loops, names = (structure[0], structure[2]) if structure is not None else ([], ({}, {}, [], None))
+    if structure is not None:
+        g = _drop_untaken(g, names, dtypes)
     order = sorted((n for n in g.nodes if not str(n).startswith("param:")),
                    key=lambda n: int(str(n)[1:]) if str(n)[1:].isdigit() else 0)
     attrs = g.nodes
@@ -308,6 +316,35 @@ def ub_floor(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
     if not sizes:
         return None
     return emax(*sizes) if len(sizes) > 1 else sizes[0]
+
+
+def _drop_untaken(g, names: tuple, dtypes: dict):
+    """The graph without the nodes of an ``if`` side Triton does not generate (rule 7), as a copy.
+
+    A test that compares dtypes (``if a.dtype != b.dtype:``, ``if dtype is tl.int64:``) is a
+    compile-time constant for given pointer dtypes; a dropped node's uses read its operands
+    instead (the name keeps the value it had before the ``if``).
+    """
+    _, _, tests, fn = names
+    pointers = set(dtypes)
+    dead: list[tuple[int, int]] = []
+    for test, then, other in tests:
+        taken = eval_condition(test, names[0], dtypes, load_sources(fn, pointers, test.lineno))
+        if taken is not None:
+            dead.append(other if taken else then)
+    drop = [n for n in g.nodes if any(a <= (g.nodes[n].get("line") or 0) <= b for a, b in dead)
+            and not str(n).startswith("param:")]
+    if not drop:
+        return g
+    out = g.copy()
+    for n in drop:
+        for s in list(out.successors(n)):
+            if out.nodes[s]["kind"] in ("elementwise", "reduce", "other"):
+                out.nodes[s]["dtype"] = None  # typed from the dropped value: re-derived from its operands
+            for p in list(out.predecessors(n)):
+                out.add_edge(p, s)
+        out.remove_node(n)
+    return out
 
 
 def _merge_common(g, loops, ifs):
