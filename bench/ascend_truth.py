@@ -214,7 +214,8 @@ def cause(spec, entry: dict[str, Any], why: list[str]) -> str:
     """Why a rejection stands, most certain first: ``one tile`` (a single UB tile is larger than the
     UB), ``one tile x multibuffer`` (a loop's load with its second copy is), ``multibuffer`` (the
     modelled plan fits with one copy of each buffer: a compiler that retries without multibuffer
-    runs it), ``plan`` (the peak of the modelled plan), ``cube`` (L1 / L0C only)."""
+    runs it), ``plan`` (the peak of the modelled plan), ``cube`` (L1 / L0C, and the UB no more
+    certainly than by the plan)."""
     if not any(w.startswith("UB") for w in why):
         return "cube"
     t = get_target(entry["target"])
@@ -225,6 +226,8 @@ def cause(spec, entry: dict[str, Any], why: list[str]) -> str:
     two = largest_tile(spec, entry, mb)
     if two is not None and two > t.ub_bytes:
         return "one tile x multibuffer"
+    if any(w.startswith(("L1", "L0C")) for w in why):
+        return "cube"  # L1 / L0C reject it whatever the UB plan
     plan = ub_bytes(spec, entry["dtypes"], const(1))
     single = _evaluate(plan, entry) if plan is not None else None
     if single is not None and (single // sub_blocks(t) if spec.dots else single) <= t.ub_bytes:
@@ -272,7 +275,7 @@ def markdown(rows: list[dict], total: dict[str, int], flaggems: str = "") -> str
         f"{total['shipped_rejected_one_tile']}; a loop's load tile with its multibuffer copy "
         f"{total['shipped_rejected_one_tile_x_multibuffer']}; the modelled plan, fitting with one copy of each "
         f"buffer (runs where the compiler retries without multibuffer) {total['shipped_rejected_multibuffer']}; "
-        f"the modelled plan's peak {total['shipped_rejected_plan']}; L1/L0C only {total['shipped_rejected_cube']}",
+        f"the modelled plan's peak {total['shipped_rejected_plan']}; L1/L0C {total['shipped_rejected_cube']}",
         f"- skipped (file not available): {total['skipped']}",
         *([f"- FlagGems checked: {flaggems}"] if flaggems else []),
         "",
