@@ -18,7 +18,7 @@ in fp16 and in fp32, with no runtime sizes (only what the config decides is chec
 Writes ``bench/results/ascend_truth.{json,md}``.  Needs the dev corpus
 (``.corpus``) for the liger entries; they are skipped without it.
 
-    python bench/ascend_truth.py [--out bench/results] [--flaggems DIR]
+    python bench/ascend_truth.py [--out bench/results] [--flaggems DIR] [--vllm-ascend DIR]
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import itertools
 import json
 import re
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
@@ -36,25 +37,64 @@ sys.path.insert(0, str(ROOT))
 
 from tests.corpus import library_root  # noqa: E402
 from tiletune.analysis import analyze_file  # noqa: E402
+from tiletune.analysis.expr import const, esize_symbol  # noqa: E402
+from tiletune.analysis.model import DTYPE_BYTES  # noqa: E402
 from tiletune.synthesis import check_config  # noqa: E402
+from tiletune.synthesis.constraints.ascend import sub_blocks  # noqa: E402
+from tiletune.synthesis.constraints.ascend_ub import ub_bytes, ub_floor  # noqa: E402
+from tiletune.synthesis.targets import get_target  # noqa: E402
 
 TRUTH = ROOT / "tests" / "data" / "ascend_truth.json"
 ANCHOR = ROOT / "tests" / "data" / "ascend_anchor_configs.json"
 LIGER_SOURCE = "liger-kernel 0.8.5 ops/backends/_ascend launch-time block choice (bench/ascend_anchor.py liger_rows)"
 
 
+VLLM_PREFIX = "vllm-ascend:"
+_VLLM_IMPORT = "from vllm.triton_utils import tl, triton"
+
+
+def stage_vllm_file(root: Path, rel: str, into: Path) -> Path:
+    """A vllm-ascend kernel file as the analysis can read it, copied under ``into``.
+
+    vllm-ascend imports Triton through ``vllm.triton_utils`` (``from vllm.triton_utils
+    import tl, triton``: a re-export of ``triton`` and ``triton.language``); the analysis
+    reads kernels only where ``triton`` is imported directly, so the file's folder is copied
+    with that line written as the direct imports, on the same line (line numbers stay).
+    """
+    src = root / rel
+    dst = into / rel
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    for f in src.parent.glob("*.py"):
+        text = f.read_text(errors="replace")
+        lines = [("import triton; import triton.language as tl" if ln.strip() == _VLLM_IMPORT else ln)
+                 for ln in text.splitlines()]
+        (dst.parent / f.name).write_text("\n".join(lines) + "\n")
+    return dst
+
+
 def _path(file: str) -> Optional[Path]:
     """A labelled entry's kernel file: ``corpus:...`` under the dev corpus, else under the repository."""
+    if file.startswith(VLLM_PREFIX):
+        return None  # staged by entries() when a vllm-ascend checkout is given
     if file.startswith("corpus:"):
         root = library_root("liger_kernel")
         return None if root is None else root.parent / file[len("corpus:"):]
     return ROOT / file
 
 
-def entries() -> list[dict[str, Any]]:
-    """The labelled entries: the JSON set, then liger's launch choices from the anchor data."""
+def entries(vllm_root: Optional[Path] = None) -> list[dict[str, Any]]:
+    """The labelled entries: the JSON set, then liger's launch choices from the anchor data.
+
+    ``vllm-ascend:`` entries are read from ``vllm_root`` (staged by :func:`stage_vllm_file`);
+    without it they are skipped.
+    """
     data = json.loads(TRUTH.read_text())
     out = [dict(e, target=data["target"]) for e in data["entries"]]
+    if vllm_root is not None:
+        staging = Path(tempfile.mkdtemp(prefix="tiletune-vllm-ascend-"))
+        for e in out:
+            if e["file"].startswith(VLLM_PREFIX) and (vllm_root / e["file"][len(VLLM_PREFIX):]).is_file():
+                e["abs"] = str(stage_vllm_file(vllm_root, e["file"][len(VLLM_PREFIX):], staging))
     anchor = json.loads(ANCHOR.read_text())
     for item in anchor["items"]:
         for i, cfg in enumerate(item["liger"]):
@@ -138,20 +178,74 @@ def check(entry: dict[str, Any], cache: dict) -> dict[str, Any]:
     path = Path(entry["abs"]) if "abs" in entry else _path(entry["file"])
     row = {k: entry[k] for k in ("id", "file", "kernel", "config", "shapes", "dtypes", "label", "source", "target")}
     if path is None or not path.is_file():
-        row.update(result="skipped", why=["kernel file not available (dev corpus not fetched?)"])
+        row.update(result="skipped", why=["kernel file not available (dev corpus not fetched, or no --vllm-ascend checkout)"])
         return row
     key = (str(path), entry["kernel"])
     if key not in cache:
         cache[key] = analyze_file(str(path)).kernel(entry["kernel"])
-    why = check_config(cache[key], entry["config"], None, None, entry["shapes"], entry["dtypes"], entry["target"])
+    spec = cache[key]
+    why = check_config(spec, entry["config"], None, None, entry["shapes"], entry["dtypes"], entry["target"])
     row.update(result="rejected" if why else "accepted", why=why)
+    if why:
+        row["cause"] = cause(spec, entry, why)
     return row
+
+
+def _evaluate(e, entry: dict[str, Any]) -> Optional[int]:
+    """An expression over the config, the shapes and the pointers' element sizes, or None."""
+    env = {**entry["config"], **entry["shapes"]}
+    env.update({esize_symbol(p): DTYPE_BYTES[dt] for p, dt in entry["dtypes"].items() if dt in DTYPE_BYTES})
+    try:
+        return int(e.evaluate(env))
+    except Exception:  # noqa: BLE001 - a symbol the entry does not give: no figure
+        return None
+
+
+def largest_tile(spec, entry: dict[str, Any], copies: int) -> Optional[int]:
+    """Bytes of the kernel's largest UB tile for this config (a loop's load with ``copies`` copies,
+    a mix kernel's vector part per sub-block): the need no plan of the compiler goes below."""
+    t = get_target(entry["target"])
+    floor = ub_floor(spec, entry["dtypes"], const(copies))
+    need = _evaluate(floor, entry) if floor is not None else None
+    return need // sub_blocks(t) if need is not None and spec.dots else need
+
+
+def cause(spec, entry: dict[str, Any], why: list[str]) -> str:
+    """Why a rejection stands, most certain first: ``one tile`` (a single UB tile is larger than the
+    UB), ``one tile x multibuffer`` (a loop's load with its second copy is), ``multibuffer`` (the
+    modelled plan fits with one copy of each buffer: a compiler that retries without multibuffer
+    runs it), ``plan`` (the peak of the modelled plan), ``cube`` (L1 / L0C, and the UB no more
+    certainly than by the plan)."""
+    if not any(w.startswith("UB") for w in why):
+        return "cube"
+    t = get_target(entry["target"])
+    mb = 1 + int(bool(entry["config"].get("multibuffer", t.multibuffer_default)))
+    one = largest_tile(spec, entry, 1)
+    if one is not None and one > t.ub_bytes:
+        return "one tile"
+    two = largest_tile(spec, entry, mb)
+    if two is not None and two > t.ub_bytes:
+        return "one tile x multibuffer"
+    if any(w.startswith(("L1", "L0C")) for w in why):
+        return "cube"  # L1 / L0C reject it whatever the UB plan
+    plan = ub_bytes(spec, entry["dtypes"], const(1))
+    single = _evaluate(plan, entry) if plan is not None else None
+    if single is not None and (single // sub_blocks(t) if spec.dots else single) <= t.ub_bytes:
+        return "multibuffer"
+    return "plan"
+
+
+CAUSES = ("one_tile", "one_tile_x_multibuffer", "multibuffer", "plan", "cube")
+
+
+def _key(cause_text: str) -> str:
+    return cause_text.replace(" ", "_")
 
 
 def summary(rows: list[dict]) -> dict[str, int]:
     """Counts per label and result; ``wrong`` = runs rejected + fails accepted."""
     out = {"runs": 0, "runs_rejected": 0, "fails": 0, "fails_rejected": 0, "shipped": 0, "shipped_rejected": 0,
-           "skipped": 0}
+           "skipped": 0, **{f"shipped_rejected_{c}": 0 for c in CAUSES}}
     for r in rows:
         if r["result"] == "skipped":
             out["skipped"] += 1
@@ -159,6 +253,8 @@ def summary(rows: list[dict]) -> dict[str, int]:
         out[r["label"]] += 1
         if r["result"] == "rejected":
             out[f"{r['label']}_rejected"] += 1
+            if r["label"] == "shipped":
+                out[f"shipped_rejected_{_key(r['cause'])}"] += 1
     out["wrong"] = out["runs_rejected"] + (out["fails"] - out["fails_rejected"])
     return out
 
@@ -168,23 +264,29 @@ def markdown(rows: list[dict], total: dict[str, int], flaggems: str = "") -> str
     lines = [
         "# Ascend labelled set: accepted / rejected by tiletune",
         "",
-        "Generated by `python bench/ascend_truth.py` from `tests/data/ascend_truth.json` and liger-kernel's "
-        "`_ascend` launch choices (`tests/data/ascend_anchor_configs.json`).",
+        "Generated by `python bench/ascend_truth.py` from `tests/data/ascend_truth.json` (its `vllm-ascend:` "
+        "entries with `--vllm-ascend DIR`) and liger-kernel's `_ascend` launch choices "
+        "(`tests/data/ascend_anchor_configs.json`).",
         "",
         f"- known to run: {total['runs']}, rejected: **{total['runs_rejected']}**",
         f"- known to fail: {total['fails']}, rejected: **{total['fails_rejected']}**",
         f"- shipped in FlagGems' Ascend tune_configs.yaml (fp16 + fp32; with `--flaggems`): {total['shipped']}, "
-        f"rejected: **{total['shipped_rejected']}**",
+        f"rejected: **{total['shipped_rejected']}**, by cause: one UB tile alone larger than the UB "
+        f"{total['shipped_rejected_one_tile']}; a loop's load tile with its multibuffer copy "
+        f"{total['shipped_rejected_one_tile_x_multibuffer']}; the modelled plan, fitting with one copy of each "
+        f"buffer (runs where the compiler retries without multibuffer) {total['shipped_rejected_multibuffer']}; "
+        f"the modelled plan's peak {total['shipped_rejected_plan']}; L1/L0C {total['shipped_rejected_cube']}",
         f"- skipped (file not available): {total['skipped']}",
         *([f"- FlagGems checked: {flaggems}"] if flaggems else []),
         "",
-        "| id | kernel | config | label | result | why | source |",
-        "|---|---|---|---|---|---|---|",
+        "| id | kernel | config | label | result | why | cause | source |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         cfg = ", ".join(f"{k}={v}" for k, v in r["config"].items())
         why = "; ".join(r["why"]) or "-"
-        lines.append(f"| {r['id']} | {r['kernel']} | {cfg} | {r['label']} | {r['result']} | {why} | {r['source']} |")
+        lines.append(f"| {r['id']} | {r['kernel']} | {cfg} | {r['label']} | {r['result']} | {why} | "
+                     f"{r.get('cause', '-')} | {r['source']} |")
     return "\n".join(lines) + "\n"
 
 
@@ -194,9 +296,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     ap.add_argument("--flaggems", help="a FlagGems checkout: also check its Ascend tune_configs.yaml")
     ap.add_argument("--flaggems-rev", default="", help="words for the report: which FlagGems (repository, commit)")
+    ap.add_argument("--vllm-ascend", help="a vllm-ascend checkout: check the labelled entries read from it")
     args = ap.parse_args(argv)
     cache: dict = {}
-    todo = entries() + (flaggems_entries(Path(args.flaggems)) if args.flaggems else [])
+    todo = entries(Path(args.vllm_ascend) if args.vllm_ascend else None) + (flaggems_entries(Path(args.flaggems)) if args.flaggems else [])
     rows = []
     for e in todo:
         try:

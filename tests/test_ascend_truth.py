@@ -52,3 +52,39 @@ def test_every_capacity_rule_has_a_source():
     for name in ("ub", "ub:mix", "l1", "l0c"):
         assert rule_of(name) and ".cpp" in rule_of(name) or "compiler.py" in rule_of(name), name
     assert "mmadL1" in RULES["l0"]
+
+
+def test_a_rejection_says_whether_one_tile_alone_overflows():
+    """The bench's cause column: ``one tile`` only when a single UB tile is larger than the UB."""
+    from bench.ascend_truth import cause
+
+    kernels = "tests/data/ascend_ub_patterns.py"
+    pow_spec = analyze_file(kernels).kernel("row_pow_helper")
+    big = {"config": {"BLOCK_R": 64, "BLOCK_C": 1024}, "shapes": {}, "target": "ascend910b3",
+           "dtypes": {"x_ptr": "fp16", "y_ptr": "fp16"}}
+    why = check_config(pow_spec, big["config"], None, None, {}, big["dtypes"], "ascend910b3")
+    assert why and cause(pow_spec, big, why) == "one tile"
+    acc_spec = analyze_file(kernels).kernel("row_max_named_acc")
+    peak = {"config": {"BLOCK_M": 16, "BLOCK_N": 2048}, "shapes": {}, "target": "ascend910b3",
+            "dtypes": {"inp": "bf16", "out": "bf16"}}
+    why = check_config(acc_spec, peak["config"], None, None, {}, peak["dtypes"], "ascend910b3")
+    assert why and cause(acc_spec, peak, why) == "multibuffer"  # 128 KiB + 2 x 64 KiB: fits with one copy
+
+
+def test_vllm_ascend_files_are_staged_with_direct_triton_imports(tmp_path):
+    """vllm-ascend imports Triton through vllm.triton_utils; the staged copy keeps its lines and its kernels."""
+    from bench.ascend_truth import stage_vllm_file
+
+    src = tmp_path / "checkout" / "vllm_ascend" / "ops" / "triton"
+    src.mkdir(parents=True)
+    (src / "scale.py").write_text(
+        "from vllm.triton_utils import tl, triton\n\n\n"
+        "@triton.jit\n"
+        "def scale_kernel(x_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)\n"
+    )
+    assert analyze_file(str(src / "scale.py")).kernels == []  # as vllm-ascend writes it: no kernel found
+    staged = stage_vllm_file(tmp_path / "checkout", "vllm_ascend/ops/triton/scale.py", tmp_path / "staged")
+    spec = analyze_file(str(staged)).kernel("scale_kernel")
+    assert spec.span.line == 5  # same line numbers as the source the entry cites

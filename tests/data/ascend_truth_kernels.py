@@ -59,3 +59,25 @@ def bias_silu_rows(io_ptr, bias_ptr, y0_numel, x1_numel, Y0BLOCK: tl.constexpr, 
             s = a + b
             out = s * tl.sigmoid(s)
             tl.store(io_ptr + (x1 + 16384 * y0), out, x1_mask & y0_mask)
+
+
+@triton.jit
+def state_copy_h_blocks(dst_ptr, src_ptr, src_rows, dst_rows, n_layers, layer_stride, h_dim, dim_v, dim_k,
+                        H_BLOCK: tl.constexpr, BLOCK_V: tl.constexpr, BLOCK_K: tl.constexpr):
+    """Copy one [h, v, k] state per program and layer, H_BLOCK heads at a time, all of v and k in one tile
+    (the structure of sgl-kernel-npu's move_cache_dynamic_last_kernel_h_block before its fix)."""
+    i = tl.program_id(0)
+    src_row = tl.load(src_rows + i)
+    dst_row = tl.load(dst_rows + i)
+    hs = tl.arange(0, H_BLOCK)
+    vs = tl.arange(0, BLOCK_V)
+    ks = tl.arange(0, BLOCK_K)
+    for layer in range(n_layers):
+        src = src_ptr + layer * layer_stride + src_row * h_dim * dim_v * dim_k
+        dst = dst_ptr + layer * layer_stride + dst_row * h_dim * dim_v * dim_k
+        for h0 in range(0, h_dim, H_BLOCK):
+            h = h0 + hs
+            mask = (h < h_dim)[:, None, None] & (vs < dim_v)[None, :, None] & (ks < dim_k)[None, None, :]
+            offs = h[:, None, None] * dim_v * dim_k + vs[None, :, None] * dim_k + ks[None, None, :]
+            block = tl.load(src + offs, mask=mask, other=0)
+            tl.store(dst + offs, block, mask=mask)

@@ -48,7 +48,7 @@ from ...analysis.expr import NUM_STAGES, Expr, const, emax, sym
 from ...analysis.model import DTYPE_BYTES
 from ..model import Target
 from ..space import MULTIBUFFER
-from .ascend_ub import ub_bytes
+from .ascend_ub import ub_bytes, ub_floor
 from .core import Constraint, DotTerm
 from .preds import Pred
 
@@ -63,6 +63,12 @@ RULES: dict[str, str] = {
         "memrefs alive at once on one core'); the local buffer of a GM<->UB copy inside an scf.for loop is "
         "marked multi_buffer = 2 when multibuffer is on (MarkMultiBuffer.cpp, MarkMultiBuffer<LoadOp/StoreOp>; "
         "issue #302: 'requires 3072000 bits' = 48000 x 32 bit x 2 with the default multibuffer=True)"
+    ),
+    "ub.floor": (
+        "where the compiler's plan cannot be replayed (a helper the analysis does not follow, a tile of "
+        "unknown shape), only a lower bound rejects: every vector tile is one memref allocated whole in UB "
+        "(PlanMemory.cpp: one offset per memref.alloc, no spilling), a GM->UB load in an scf.for taking its "
+        "multi_buffer copies; the analysis' live tiles without reuse over-count and only steer the synthesis"
     ),
     "ub.mix": (
         "in a tl.dot (mix cube+vector) kernel the operands are moved GM->L1 for the cube (ND2NZ, "
@@ -104,6 +110,8 @@ def rule_of(name: str) -> Optional[str]:
     extra = ""
     if base.endswith(".multibuffer"):
         base, extra = base[: -len(".multibuffer")], "; " + RULES["multibuffer"]
+    if base.endswith(".estimate"):
+        base, extra = base[: -len(".estimate")], "; " + RULES["ub.floor"]
     if base == "ub:mix":
         return RULES["ub"] + "; " + RULES["ub.mix"] + extra
     rule = RULES.get(base.split(":")[0])
@@ -163,24 +171,29 @@ def multibuffer_retry() -> bool:
     return os.environ.get(RETRY_ENV, "0") == "1"
 
 
-def _ub_need(b, foot: dict[str, Expr], dots: list[DotTerm], stages: Expr) -> tuple[Expr, str]:
-    """UB bytes per vector core with ``stages`` copies of the multibuffered buffers, and how they were counted."""
+def _ub_need(b, foot: dict[str, Expr], dots: list[DotTerm], stages: Expr) -> tuple[Expr, str, Optional[Expr]]:
+    """UB bytes per vector core with ``stages`` copies of the multibuffered buffers, how they were
+    counted, and -- when the plan cannot be made -- the analysis' over-count (else None).
+
+    Without a plan the hard need is :func:`.ascend_ub.ub_floor` (the largest tile, a lower bound:
+    ``RULES["ub.floor"]``); the over-count is only a preference for the synthesis.
+    """
     t = b.target
+    halves = sub_blocks(t) if (dots and "dot_operand_bytes" in foot) else 1
+    mix = f"; a mix kernel's vector part over {halves} sub-blocks" if halves > 1 else ""
     planned = ub_bytes(b.spec, b.space.dtypes, stages)
-    planned = b.bind(planned) if planned is not None else None
-    if planned is None:  # the analysis' live set, its loop loads counted `stages` times
-        raw = b.spec.footprint.live_bytes if b.spec.footprint is not None else None
-        live = b.bind(raw.substitute({NUM_STAGES: stages})) if raw is not None else None
-        live = live if live is not None else foot["live_bytes"]
-    how = "as the compiler plans them" if planned is not None else "the analysis' live tiles"
-    if not (dots and "dot_operand_bytes" in foot):
-        return (planned if planned is not None else live), how
-    if planned is not None:
-        vec = planned
-    else:
-        vec = emax(live - foot["dot_operand_bytes"] * stages, foot.get("accumulator_bytes", const(0)))
-    halves = sub_blocks(t)
-    return (vec // halves if halves > 1 else vec), f"{how}; a mix kernel's vector part over {halves} sub-blocks"
+    vec = b.bind(planned) if planned is not None else None
+    if vec is not None:
+        return (vec // halves if halves > 1 else vec), "as the compiler plans them" + mix, None
+    raw = b.spec.footprint.live_bytes if b.spec.footprint is not None else None
+    live = b.bind(raw.substitute({NUM_STAGES: stages})) if raw is not None else None
+    live = live if live is not None else foot["live_bytes"]
+    if halves > 1:
+        live = emax(live - foot["dot_operand_bytes"] * stages, foot.get("accumulator_bytes", const(0))) // halves
+    floor = ub_floor(b.spec, b.space.dtypes, stages)
+    floor = b.bind(floor) if floor is not None else None
+    floor = (floor // halves if halves > 1 else floor) if floor is not None else const(0)
+    return floor, "the largest single tile: the plan is unknown" + mix, live
 
 
 def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: list[Expr]) -> None:
@@ -197,12 +210,17 @@ def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: l
     mix = bool(dots and "dot_operand_bytes" in foot)
     if "live_bytes" in foot and t.ub_bytes:
         name = "ub:mix" if mix else "ub"
-        one, how = _ub_need(b, foot, dots, hard)
+        one, how, estimate = _ub_need(b, foot, dots, hard)
         copies = "one copy of each buffer" if retry else "multibuffered copies counted"
         text = f"UB: live tiles {one} <= {t.ub_bytes} B per vector core ({how}; {copies})"
         b.add(Constraint.within(name, "capacity", one, t.ub_bytes, text, "UB"))
+        if estimate is not None:
+            text = (f"UB (estimate, the analysis' live tiles without reuse): {estimate} <= {t.ub_bytes} B "
+                    "(a preference: the compiler's plan is unknown, so it rejects nothing)")
+            b.add(Constraint.within(f"{name}.estimate", "capacity", estimate, t.ub_bytes, text, "UB estimate",
+                                    check=False, soft=True))
         if retry and (MULTIBUFFER in b.names or b.space.env.get(MULTIBUFFER, 0)):
-            two, how = _ub_need(b, foot, dots, stages)
+            two, how, _ = _ub_need(b, foot, dots, stages)
             text = f"UB with multibuffer: {two} <= {t.ub_bytes} B (else the compiler drops the second copy)"
             b.add(Constraint.within(f"{name}.multibuffer", "capacity", two, t.ub_bytes, text, "UB with multibuffer",
                                     check=False, soft=True))

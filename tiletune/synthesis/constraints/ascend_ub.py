@@ -10,7 +10,8 @@ nodes in trace order) and returns the peak as an expression:
    of loads and stores, are folded into the copies' offsets, strides and
    sizes: Triton-Ascend ``third_party/ascend/include/TritonToLinalg/UseAnalysis.h``
    (``UseType::MetaUse``, ``MetaUseEraser``) and ``MaskAnalysis.h``
-   (``MaskState``: start/end/dims of a mask).  Pointer tiles likewise.
+   (``MaskState``: start/end/dims of a mask).  Pointer tiles likewise, also
+   where the base is a scalar the kernel loaded (an index): a scalar is no tile.
 2. **in-place reuse.**  An elementwise result takes the buffer of an operand
    of the same shape whose last use it is, when the operand's element is as
    wide as the result's or a multiple of it (a narrowing cast only for 1-D
@@ -39,6 +40,17 @@ nodes in trace order) and returns the peak as an expression:
    ``moveFixpipeOutOfScfFor``).  Only a dot result read by a vector op is
    copied into UB.
 
+6. **common subexpressions are one value**: the same operation on the same
+   operands twice (``(x - m)`` written in two statements) is computed once:
+   Triton's ``make_ttir`` runs ``passes.common.add_cse`` (MLIR CSE) before the
+   backend sees the kernel (``triton/backends/*/compiler.py``; Triton-Ascend's
+   ``make_ttir`` keeps the pass).
+
+7. **an ``if`` on dtypes keeps one side**: ``if a.dtype != b.dtype:`` or
+   ``if dtype is tl.int64:`` is decided at compile time for the given pointer
+   dtypes and only the taken side is generated (``code_generator.py``
+   ``visit_If`` on a constant condition).
+
 Not modelled (left to the analysis' figure by :func:`ub_bytes` returning None):
 kernels the analysis
 could not follow completely (``KernelSpec.incomplete`` other than unknown
@@ -59,17 +71,18 @@ from typing import Optional
 from ...analysis.expr import Expr, ExprParseError, const, emax, esize_symbol, parse_expr, product, total
 from ...analysis.model import DTYPE_BYTES, KernelSpec
 from ..space import resolve_dtype
+from .ascend_dtypes import dtype_names, eval_condition, eval_dtype, label_dtype, line_dtypes, load_sources, promoted
 
-__all__ = ["ub_bytes"]
+__all__ = ["ub_bytes", "ub_floor"]
 
 _DATA_SOURCES = ("load", "dot", "reduce", "scan", "alloc", "atomic")
 _COPIES = ("load", "store", "atomic")
 _VIEW_MARKS = ("[:, None]", "[None, :]", "[None]", "reshape(", "expand_dims(", "view(", ".T", "permute(", "trans(")
 
 
-def _structure(spec: KernelSpec) -> Optional[tuple[list, list]]:
-    """The kernel body's loops, ``(first line, last line)``, and its ``if`` statements,
-    ``(then lines, else lines)``; None without the source."""
+def _structure(spec: KernelSpec) -> Optional[tuple[list, list, dict]]:
+    """The kernel body's loops, ``(first line, last line)``, its ``if`` statements,
+    ``(then lines, else lines)``, and its names bound once (for dtypes); None without the source."""
     if not spec.file or not Path(spec.file).is_file():
         return None
     tree = _parse(str(spec.file), Path(spec.file).stat().st_mtime_ns)
@@ -83,7 +96,8 @@ def _structure(spec: KernelSpec) -> Optional[tuple[list, list]]:
         if isinstance(fn, ast.FunctionDef) and fn.name == spec.name:
             loops = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))]
             ifs = [(lines(n.body), lines(n.orelse)) for n in ast.walk(fn) if isinstance(n, ast.If) and n.orelse]
-            return loops, ifs
+            tests = [(n.test, lines(n.body), lines(n.orelse)) for n in ast.walk(fn) if isinstance(n, ast.If)]
+            return loops, ifs, (dtype_names(fn), line_dtypes(fn), tests, fn)
     return None
 
 
@@ -132,7 +146,8 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
     structure = _structure(spec)
     if structure is None:
         return None
-    loops, ifs = structure
+    loops, ifs, names = structure
+    g = _merge_common(_drop_untaken(g, names, dtypes), loops, ifs)
     lo, hi = spec.span.line, spec.span.end_line
     order = sorted((n for n in g.nodes if not str(n).startswith("param:")), key=lambda n: int(str(n)[1:]) if str(n)[1:].isdigit() else 0)
     pos = {n: i for i, n in enumerate(order)}
@@ -142,7 +157,7 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
         a = attrs[n]
         if not (lo <= (a.get("line") or 0) <= hi) and a.get("shape") != []:
             return None  # a tile from a helper: its lines say nothing about this kernel's loops (scalars hold no UB)
-        data[n] = a["kind"] in _DATA_SOURCES or any(data.get(p, False) for p in g.predecessors(n))
+        data[n] = _is_data(a, [data.get(p, False) for p in g.predecessors(n)])
 
     lines = {n: attrs[n].get("line") or 0 for n in order}
     enclosing = {n: [L for L in loops if L[0] <= lines[n] <= L[1]] for n in order}
@@ -159,8 +174,10 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
 
     cube = _cube_nodes(g, order, attrs)
     shp: dict = {}
+    dt: dict = {}
     for n in order:
         shp[n] = _shape(g, n, attrs[n], shp)
+        dt[n] = _dtype(g, n, attrs[n], dt, names, dtypes)
     root: dict = {}  # node -> buffer id (its root node)
     members: dict = {}  # buffer id -> nodes sharing it
     info: dict = {}  # buffer id -> (bytes, rank, element bytes)
@@ -172,7 +189,7 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
             return None  # a data tile of unknown shape: nothing safe to say
         if not shp[n]:
             continue  # a scalar
-        b = _bytes_of(shp[n], a.get("dtype"), dtypes)
+        b = _bytes_of(shp[n], dt[n], dtypes)
         if b is None:
             return None
         if a["kind"] == "reduce" and "return_indices=True" in (a.get("label") or ""):
@@ -239,6 +256,145 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
         if e not in sums:
             sums.append(e)
     return emax(*sums) if len(sums) > 1 else sums[0]
+
+
+def _dtype(g, n, a: dict, known: dict, names: dict, dtypes: dict) -> Optional[str]:
+    """A node's element type; where the analysis left it open, the type its source names
+    (``dtype=acc_type`` with ``acc_type`` bound in the kernel; ``names`` is the kernel's
+    (names bound once, type expression per line)) or the promotion of its tile
+    operands' types (:mod:`.ascend_dtypes`, Triton's compile-time folding and promotion)."""
+    if a.get("dtype") is not None:
+        return a["dtype"]
+    names, by_line = names[0], names[1]
+    named = label_dtype(a.get("label") or "", names, dtypes)
+    if named is None and a.get("line") in by_line:
+        named = eval_dtype(by_line[a["line"]], names, dtypes)
+    if named is not None or a["kind"] not in ("elementwise", "reduce", "other"):
+        return named
+    tiles = [p for p in g.predecessors(n) if not str(p).startswith("param:") and p in known]
+    return promoted([known[p] for p in tiles], dtypes) if tiles else None
+
+
+def ub_floor(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
+    """A lower bound of the UB bytes for a kernel :func:`ub_bytes` cannot plan, or None.
+
+    Whatever else the compiler does, each vector tile is one memref allocated
+    whole in UB (PlanMemory.cpp gives every memref.alloc in the UB address
+    space one offset; there is no spilling), and the buffer of a GM->UB load in
+    an ``scf.for`` takes ``stages`` slots (rule 4).  So the largest such tile is
+    a need no plan goes below; tiles of unknown shape or element type are left
+    out (that only lowers the bound).
+    """
+    g = spec.graph
+    if g is None or g.number_of_nodes() == 0 or spec.span is None:
+        return None
+    structure = _structure(spec)
+    loops, names = (structure[0], structure[2]) if structure is not None else ([], ({}, {}, [], None))
+    if structure is not None:
+        g = _drop_untaken(g, names, dtypes)
+    order = sorted((n for n in g.nodes if not str(n).startswith("param:")),
+                   key=lambda n: int(str(n)[1:]) if str(n)[1:].isdigit() else 0)
+    attrs = g.nodes
+    cube = _cube_nodes(g, order, attrs)
+    data: dict = {}
+    shp: dict = {}
+    dt: dict = {}
+    sizes: list[Expr] = []
+    for n in order:
+        a = attrs[n]
+        data[n] = _is_data(a, [data.get(p, False) for p in g.predecessors(n)])
+        shp[n] = _shape(g, n, a, shp)
+        dt[n] = _dtype(g, n, a, dt, names, dtypes)
+        if not data[n] or a["kind"] == "store" or n in cube or not shp[n] or not _known_type(dt[n], dtypes):
+            continue
+        b = _bytes_of(shp[n], dt[n], dtypes)
+        if b is None:
+            continue
+        line = a.get("line") or 0
+        looped = a["kind"] == "load" and any(L[0] <= line <= L[1] for L in loops)
+        sizes.append(b[0] * stages if looped else b[0])
+    if not sizes:
+        return None
+    return emax(*sizes) if len(sizes) > 1 else sizes[0]
+
+
+def _drop_untaken(g, names: tuple, dtypes: dict):
+    """The graph without the nodes of an ``if`` side Triton does not generate (rule 7), as a copy.
+
+    A test that compares dtypes (``if a.dtype != b.dtype:``, ``if dtype is tl.int64:``) is a
+    compile-time constant for given pointer dtypes; a dropped node's uses read its operands
+    instead (the name keeps the value it had before the ``if``).
+    """
+    _, _, tests, fn = names
+    pointers = set(dtypes)
+    dead: list[tuple[int, int]] = []
+    for test, then, other in tests:
+        taken = eval_condition(test, names[0], dtypes, load_sources(fn, pointers, test.lineno))
+        if taken is not None:
+            dead.append(other if taken else then)
+    drop = [n for n in g.nodes if any(a <= (g.nodes[n].get("line") or 0) <= b for a, b in dead)
+            and not str(n).startswith("param:")]
+    if not drop:
+        return g
+    out = g.copy()
+    for n in drop:
+        for s in list(out.successors(n)):
+            if out.nodes[s]["kind"] in ("elementwise", "reduce", "other"):
+                out.nodes[s]["dtype"] = None  # typed from the dropped value: re-derived from its operands
+            for p in list(out.predecessors(n)):
+                out.add_edge(p, s)
+        out.remove_node(n)
+    return out
+
+
+def _merge_common(g, loops, ifs):
+    """The graph with common subexpressions merged (rule 6), as a copy; ``g`` itself is unchanged.
+
+    Two elementwise/view nodes with the same source text, the same (merged) operands, shape and
+    type, in the same loops and on the same side of every ``if``, are one value.
+    """
+    order = sorted((n for n in g.nodes if not str(n).startswith("param:")),
+                   key=lambda n: int(str(n)[1:]) if str(n)[1:].isdigit() else 0)
+    rep: dict = {}
+    seen: dict = {}
+    for n in order:
+        a = g.nodes[n]
+        label = a.get("label") or ""
+        line = a.get("line") or 0
+        if a["kind"] not in ("elementwise", "other") or not label or label.endswith("...") or a.get("shape") is None:
+            continue
+        where = (tuple(L for L in loops if L[0] <= line <= L[1]), tuple(_side(line, br) for br in ifs))
+        key = (a["kind"], label, tuple(sorted(str(rep.get(p, p)) for p in g.predecessors(n))),
+               str(a.get("shape")), str(a.get("dtype")), where)
+        if key in seen:
+            rep[n] = seen[key]
+        else:
+            seen[key] = n
+    if not rep:
+        return g
+    out = g.copy()
+    for dup, keep in rep.items():
+        for succ in list(out.successors(dup)):
+            out.add_edge(keep, succ)
+        out.remove_node(dup)
+    return out
+
+
+def _is_data(a: dict, preds_data: list) -> bool:
+    """Whether a node is a data tile (rule 1): made by a load, dot, reduction... or from one.
+
+    A scalar (a loaded index, a reduced total) is no tile: it sits in a scalar register and
+    addresses built from it with ``tl.arange`` are metadata like any other (the scalar
+    operand of an address is folded into the copy's offset, ``UseAnalysis.h`` MetaUse).
+    """
+    if a.get("shape") == []:
+        return False
+    return a["kind"] in _DATA_SOURCES or any(preds_data)
+
+
+def _known_type(dtype, dtypes: dict) -> bool:
+    """Whether a tile's element width is known (a dtype, or the element of a pointer parameter)."""
+    return dtype is not None and (resolve_dtype(dtype, dtypes) is not None or str(dtype).startswith("elem:"))
 
 
 def _shape(g, n, a: dict, known: dict) -> Optional[list]:

@@ -1,0 +1,70 @@
+"""Small Triton kernels in the patterns of shipped Ascend kernels, for the UB model's rules.
+
+Written for tiletune's tests (tests/test_ascend_ub.py); analysed, never imported or run.
+Each kernel shows one pattern the Ascend UB count must read the way the compiler does.
+"""
+
+import triton
+import triton.language as tl
+
+
+def scaled_pow(x, p):
+    """A plain Python function, not a jit helper: the analysis does not follow a kernel's call to it."""
+    return x
+
+
+@triton.jit
+def row_max_named_acc(inp, out, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Row max with the accumulator's type named first: fp32 for bf16 input, else the input's type."""
+    dtype = inp.type.element_ty
+    acc_type = tl.float32 if dtype is tl.bfloat16 else dtype
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]
+    acc = tl.full([BLOCK_M, BLOCK_N], value=float("-inf"), dtype=acc_type)
+    for start in range(0, N, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)[None, :]
+        x = tl.load(inp + rows * N + cols, mask=(rows < M) & (cols < N), other=float("-inf"))
+        acc = tl.maximum(acc, x)
+    best = tl.max(acc, axis=1)[:, None]
+    tl.store(out + rows, best, mask=rows < M)
+
+
+@triton.jit
+def row_pow_helper(x_ptr, y_ptr, M, N, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """Rows through a helper the analysis cannot follow: its UB plan is unknown."""
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)[:, None]
+    cols = tl.arange(0, BLOCK_C)[None, :]
+    mask = (rows < M) & (cols < N)
+    x = tl.load(x_ptr + rows * N + cols, mask=mask).to(tl.float32)
+    y = scaled_pow(x, 2.0) * x + x
+    tl.store(y_ptr + rows * N + cols, y, mask=mask)
+
+
+
+@triton.jit
+def squared_deviation_twice(x_ptr, y_ptr, mean, N, BLOCK: tl.constexpr):
+    """``(x - mean) * (x - mean)``: the deviation written twice, as variance code often does."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < N, other=0.0)
+    tl.store(y_ptr + offs, (x - mean) * (x - mean), mask=offs < N)
+
+
+@triton.jit
+def squared_deviation_once(x_ptr, y_ptr, mean, N, BLOCK: tl.constexpr):
+    """The same with the deviation named once."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < N, other=0.0)
+    d = x - mean
+    tl.store(y_ptr + offs, d * d, mask=offs < N)
+
+
+
+@triton.jit
+def row_max_bf16_upcast(inp, out, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Row max that widens bf16 input to fp32 first: for other inputs Triton drops that side."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    vals = tl.load(inp + rows[:, None] * N + cols[None, :], mask=mask, other=0.0)
+    if vals.dtype == tl.bfloat16:
+        vals = vals.to(tl.float32)
+    tl.store(out + rows, tl.max(vals, axis=1), mask=rows < M)

@@ -1,0 +1,86 @@
+"""The Ascend UB count's rules for what the analysis leaves open, on kernels in shipped patterns.
+
+Kernels: tests/data/ascend_ub_patterns.py (written for these tests in the patterns of
+FlagGems' Ascend amax/max and weight-norm backward kernels).  A rejection must be
+backed by a need the compiler cannot go below; these tests pin that down.
+"""
+
+from tiletune.analysis import analyze_file
+from tiletune.analysis.expr import const
+from tiletune.synthesis import check_config
+from tiletune.synthesis.constraints.ascend import rule_of
+from tiletune.synthesis.constraints.ascend_ub import ub_bytes, ub_floor
+
+KERNELS = "tests/data/ascend_ub_patterns.py"
+UB = 196608  # ascend910b3
+
+
+def _dtypes(spec, dt):
+    return {p.name: dt for p in spec.params if p.is_pointer}
+
+
+def test_a_named_accumulator_type_is_folded_like_triton():
+    """``acc_type = tl.float32 if dtype is tl.bfloat16 else dtype``: fp16 input keeps an fp16 accumulator."""
+    spec = analyze_file(KERNELS).kernel("row_max_named_acc")
+    m, n = 16, 2048
+    env = {"BLOCK_M": m, "BLOCK_N": n}
+    fp16 = ub_bytes(spec, _dtypes(spec, "fp16"), const(2)).evaluate(env)
+    bf16 = ub_bytes(spec, _dtypes(spec, "bf16"), const(2)).evaluate(env)
+    assert fp16 == 2 * m * n + 2 * (2 * m * n)  # fp16 accumulator + the loop's fp16 load, multibuffered
+    assert bf16 == 4 * m * n + 2 * (2 * m * n)  # the fp32 accumulator for bf16
+    assert check_config(spec, env, None, None, {}, _dtypes(spec, "fp16"), "ascend910b3") == []
+    assert check_config(spec, env, None, None, {}, _dtypes(spec, "bf16"), "ascend910b3") == [
+        f"UB: needs {bf16} B > {UB} B on ascend910b3"]
+
+
+def test_an_unplanned_kernel_is_rejected_only_by_its_largest_tile():
+    """A helper the analysis does not follow: no plan, so only the largest tile (a lower bound) rejects."""
+    spec = analyze_file(KERNELS).kernel("row_pow_helper")
+    assert any(x.startswith("unresolved helper") for x in spec.incomplete)
+    dt = _dtypes(spec, "fp16")
+    assert ub_bytes(spec, dt, const(2)) is None
+    fits = {"BLOCK_R": 32, "BLOCK_C": 1024}  # the fp32 tile: 128 KiB
+    live = spec.footprint.live_bytes.evaluate({**fits, "esize_x_ptr": 2, "esize_y_ptr": 2, "num_stages": 2})
+    assert live > UB  # the analysis' live tiles (no reuse) over-count past the UB...
+    assert ub_floor(spec, dt, const(2)).evaluate(fits) == 4 * 32 * 1024
+    assert check_config(spec, fits, None, None, {}, dt, "ascend910b3") == []  # ...and reject nothing
+    big = {"BLOCK_R": 64, "BLOCK_C": 1024}  # one fp32 tile of 256 KiB cannot be allocated at all
+    assert check_config(spec, big, None, None, {}, dt, "ascend910b3") == [
+        f"UB: needs {4 * 64 * 1024} B > {UB} B on ascend910b3"]
+
+
+def test_the_floor_and_the_estimate_cite_their_rule():
+    assert "no spilling" in rule_of("ub.estimate") and "PlanMemory" in rule_of("ub.estimate")
+
+
+def test_an_index_loaded_as_a_scalar_leaves_addresses_metadata():
+    """sgl-kernel-npu #477's pattern: row indices loaded as scalars, a 3-D state tile copied per step.
+
+    The compiler reported 2097152 bits (262144 B) for H_BLOCK=2, V=K=128 fp32: the tile and its
+    multibuffer copy, nothing for the addresses built from the loaded indices.
+    """
+    spec = analyze_file("tests/data/ascend_truth_kernels.py").kernel("state_copy_h_blocks")
+    dt = {"dst_ptr": "fp32", "src_ptr": "fp32", "src_rows": "int32", "dst_rows": "int32"}
+    env = {"H_BLOCK": 2, "BLOCK_V": 128, "BLOCK_K": 128}
+    assert ub_bytes(spec, dt, const(2)).evaluate(env) == 2097152 // 8
+    assert ub_bytes(spec, dt, const(2)).evaluate({**env, "H_BLOCK": 1}) <= UB  # the fix's direction fits
+
+
+def test_a_subexpression_written_twice_is_one_value():
+    """Triton's CSE pass merges ``(x - mean)`` written twice: it costs what naming it once costs (one tile)."""
+    dt = {"x_ptr": "fp32", "y_ptr": "fp32"}
+    env = {"BLOCK": 8192}
+    twice = ub_bytes(analyze_file(KERNELS).kernel("squared_deviation_twice"), dt, const(2)).evaluate(env)
+    once = ub_bytes(analyze_file(KERNELS).kernel("squared_deviation_once"), dt, const(2)).evaluate(env)
+    assert twice == once == 4 * 8192
+
+
+def test_an_if_on_dtypes_keeps_only_the_side_triton_generates():
+    """``if vals.dtype == tl.bfloat16:`` is decided at compile time: fp16 input never gets the fp32 copy."""
+    spec = analyze_file(KERNELS).kernel("row_max_bf16_upcast")
+    m, n = 64, 256
+    env = {"BLOCK_M": m, "BLOCK_N": n}
+    fp16 = ub_bytes(spec, {"inp": "fp16", "out": "fp16"}, const(2)).evaluate(env)
+    bf16 = ub_bytes(spec, {"inp": "bf16", "out": "bf16"}, const(2)).evaluate(env)
+    assert fp16 == 2 * m * n + 2 * m  # the loaded tile and its row max
+    assert bf16 >= 2 * m * n + 4 * m * n  # bf16: the fp32 copy is made
