@@ -36,8 +36,8 @@ from tiletune.synthesis.space import normalize_dtype
 from tiletune.synthesis.pipeline import build
 
 SP = Span(1, 0, 1, 1)
-ASCEND = [n for n, t in TARGETS.items() if t.is_ascend]
-NVIDIA = [n for n, t in TARGETS.items() if t.is_nvidia]
+ASCEND = [n for n, t in TARGETS.items() if t.family == "ascend"]
+NVIDIA = [n for n, t in TARGETS.items() if t.family == "nvidia"]
 
 
 # ----- hand-built specs ----------------------------------------------------------
@@ -135,7 +135,7 @@ def _env(spec, shapes, dtypes, fixed, cand, target):
                 env[p.name] = int(p.default)
             except ValueError:
                 pass
-    if target.is_ascend:
+    if target.family == "ascend":
         env["num_stages"] = 1 + int(cand.extra.get("multibuffer", False))
     else:
         env["num_stages"] = cand.num_stages

@@ -84,9 +84,11 @@ class SynthesisContext:
     def domain(self, name: str, default: Any) -> list:
         """The values synthesis considers for ``name`` (``num_warps``, ``num_stages``), else ``default``."""
         try:
+            from tiletune.synthesis.families import family_of
             from tiletune.synthesis.space import build_space
 
-            space = build_space(self.spec, self.shapes, self.dtypes, self.target, None, self.fixed)
+            space = build_space(self.spec, self.shapes, self.dtypes, self.target, None, self.fixed,
+                                family=family_of(self.target))
             for v in space.vars:
                 if v.name == name:
                     return list(v.values)

@@ -249,6 +249,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         from ..analysis import analyze_file
         from ..analysis.tunability import fixed_values, tunability
+        from .families import family_of
         from .incomplete import unknown_guards
         from .pipeline import synthesize
         from .targets import detect, get_target
@@ -271,8 +272,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from .space import required_shapes
 
         target, target_problem = _cli_target(args.target, get_target, detect)
-        ascend = target is not None and target.is_ascend  # any tl.arange extent there
-        problems = synth_argument_problems(spec, shapes, given, fixed, hints, pow2_required=not ascend)
+        any_extent = target is not None and family_of(target).any_arange_extent
+        problems = synth_argument_problems(spec, shapes, given, fixed, hints, pow2_required=not any_extent)
         defaults = default_dtypes(spec)
         assumed = {p: d for p, d in defaults.items() if p not in given}
         dtypes = {**assumed, **given}

@@ -130,7 +130,8 @@ def memory_wave_factor(programs: np.ndarray, cores: float, saturation: float = B
 def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
     """Every cost term for every point of ``table`` (arrays of length ``table.n``)."""
     t = model.target
-    fam = t.family
+    fam = model.space.family.cost_profile  # the row of LATENCY_S, WAVE_S, ITER_S, LINE_BYTES
+    family_terms = model.space.family.cost_terms  # which family-specific terms apply
     n = table.n
     env = table.env()
     for k, v in model.space.env.items():
@@ -139,13 +140,10 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
 
     programs = np.maximum(_arr(model, model.programs, env, n), 1.0)
     has_dots = bool(model.dots)
-    if t.is_ascend:
-        cores = float(t.cores if has_dots else (t.vector_cores or t.cores))
-    else:
-        cores = float(t.cores)
+    cores = model.space.family.cost_cores(t, has_dots)
 
     # --- knobs ---
-    if t.is_nvidia:
+    if "warps_stages" in family_terms:
         warps = env.get(NUM_WARPS, 4) * one
         stages = env.get(NUM_STAGES, 1) * one
         depth_loop = np.maximum(stages - 1, 1)
@@ -175,7 +173,7 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
             # pipelining keeps depth iterations in flight, but never more than the loop has
             load_iter += b * (np.minimum(depth_loop, np.maximum(_arr(model, at.trips, env, n), 1.0)) if at.in_loop else 1.0)
     tx = np.where(total_bytes > 0, weighted / np.maximum(total_bytes, 1.0), 1.0)
-    if t.is_ascend:  # 32-byte rounding of unaligned UB transfers (ascend_cost.py)
+    if "ub_alignment" in family_terms:  # 32-byte rounding of unaligned UB transfers (ascend_cost.py)
         tx = tx * alignment_factor(model, env, n)
 
     # --- flops ---
@@ -187,13 +185,13 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
         total_flops += fl
         rate = t.flops.get(d.dtype) or t.flops.get("fp16") or 1e14
         t_compute += fl / rate
-    if has_dots and t.is_nvidia and (t.arch or 0) >= 90:
+    if has_dots and "wgmma_efficiency" in family_terms and (t.arch or 0) >= 90:
         m_dim = np.minimum.reduce([_arr(model, d.m, env, n) for d in model.dots])
         mma_eff = np.where((m_dim >= 64) & (warps >= 4), 1.0, 0.6)
     t_compute = t_compute / mma_eff
 
     # --- residency (programs per core at once) ---
-    if t.is_nvidia:
+    if "residency" in family_terms:
         threads = warps * t.warp_size
         live = _arr(model, model.footprint["register_bytes"], env, n) if "register_bytes" in model.footprint else np.zeros(n)
         shared = _arr(model, model.footprint["shared_bytes"], env, n) if "shared_bytes" in model.footprint else np.zeros(n)
@@ -213,7 +211,7 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
     # ptxas spills or serialises; the slowdown grows with the excess.  (The live-tile estimate
     # is too rough for this: pointer tiles make it pessimistic for plain matmuls.)
     reg_f = one.copy()
-    if t.is_nvidia and has_dots and "accumulator_bytes" in model.footprint:
+    if "register_pressure" in family_terms and has_dots and "accumulator_bytes" in model.footprint:
         acc_regs = _arr(model, model.footprint["accumulator_bytes"], env, n) / (warps * t.warp_size * 4)
         pressure = acc_regs / float(t.max_registers_per_thread or 255)
         reg_f = 1.0 + REG_SPILL_WEIGHT * np.maximum(0.0, pressure - REG_PRESSURE)
@@ -242,7 +240,7 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
     loads_in_loop = any(a.in_loop and a.kind == "load" for a in model.accesses)
     dots_in_loop = any(d.in_loop for d in model.dots)
     stage_f = one.copy()
-    if t.is_nvidia:
+    if "warps_stages" in family_terms:
         if dots_in_loop:
             stage_f = np.where(stages <= 1, 1.35, np.where(stages == 2, 1.1, 1.0))
         elif loads_in_loop:
@@ -258,7 +256,7 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
 
     # --- warps ---
     warp_f = one.copy()
-    if t.is_nvidia:
+    if "warp_fit" in family_terms:
         if has_dots:
             # the accumulators of a chain of dots (attention: scores and output) are live together
             acc = np.add.reduce([_arr(model, d.mn, env, n) for d in model.dots])
