@@ -28,7 +28,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
-from ..analysis.expr import NUM_STAGES, Expr, esize_symbol
+from ..analysis.expr import NUM_STAGES, NUM_WARPS, WGMMA, Expr, esize_symbol
 from ..analysis.model import DTYPE_BYTES, KernelSpec, Param, Role
 from ..errors import SynthesisError
 from .model import Target
@@ -45,7 +45,6 @@ __all__ = [
     "MULTIBUFFER",
 ]
 
-NUM_WARPS = "num_warps"
 MULTIBUFFER = "multibuffer"
 
 _DTYPE_ALIASES = {
@@ -243,7 +242,7 @@ def _spec_exprs(spec: KernelSpec, with_grid: bool = True) -> list[Expr]:
 
 
 def _is_derived(name: str) -> bool:
-    return name.startswith("esize_") or name in (NUM_STAGES, NUM_WARPS, MULTIBUFFER)
+    return name.startswith("esize_") or name in (NUM_STAGES, NUM_WARPS, MULTIBUFFER, WGMMA)
 
 
 def required_shapes(spec: KernelSpec) -> list[str]:
@@ -460,7 +459,8 @@ def build_space(
         if k not in params:
             notes.append(f"hint {k!r} is not a parameter of {kname}; it is passed through to the configs")
 
-    # target knobs
+    # target knobs and the chip facts the analysis leaves symbolic
+    env.update(family.model_constants(target))
     plan = family.knob_plan(spec, target, fixed, hints)
     for d in plan.domains:
         codes = [int(v) for v in d.values]

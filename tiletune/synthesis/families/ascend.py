@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from ...analysis.expr import NUM_STAGES, const, sym
+from ...analysis.expr import NUM_STAGES, WGMMA, const, sym
 from ..ascend_space import split_values
 from ..constraints import ascend as rules
 from ..space import MULTIBUFFER, NUM_WARPS
@@ -41,6 +41,10 @@ class AscendFamily(ChipFamily):
     def scratch_capacity(self, target) -> Optional[int]:
         """The Unified Buffer of one vector core."""
         return target.ub_bytes
+
+    def model_constants(self, target) -> dict[str, int]:
+        """``wgmma`` = 0 (an NVIDIA instruction; the cube unit is modelled by the Ascend rules)."""
+        return {WGMMA: 0}
 
     def knob_plan(self, spec, target, fixed: Mapping[str, Any], hints: Mapping[str, Any]) -> KnobPlan:
         """``multibuffer`` (searched only when a loop loads); warps and stages hints are ignored with a note."""

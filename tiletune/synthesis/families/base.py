@@ -89,6 +89,10 @@ class ChipFamily:
         """Bytes of the on-chip buffer tiles are staged in (the bound of an incomplete analysis' guards)."""
         raise self._missing("scratch_capacity")
 
+    def model_constants(self, target) -> dict[str, int]:
+        """Values of the chip facts the analysis leaves symbolic (``wgmma``: the compiler has wgmma)."""
+        raise self._missing("model_constants")
+
     def knob_plan(self, spec, target, fixed: Mapping[str, Any], hints: Mapping[str, Any]) -> KnobPlan:
         """The launch knobs the search chooses for ``spec`` on ``target``, given fixed values and hints."""
         raise self._missing("knob_plan")

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from ...analysis.expr import NUM_STAGES
+from ...analysis.expr import NUM_STAGES, WGMMA
 from ..constraints import nvidia as rules
 from ..space import NUM_WARPS
 from .base import ChipFamily, KnobDomain, KnobPlan
 
 __all__ = ["NvidiaFamily", "NVIDIA"]
+
+#: The first compute capability with wgmma (sm_90, Hopper).
+WGMMA_ARCH = 90
 
 #: The warp counts searched (capped by the target's threads per block).
 WARPS = (1, 2, 4, 8, 16, 32)
@@ -53,6 +56,10 @@ class NvidiaFamily(ChipFamily):
     def scratch_capacity(self, target) -> Optional[int]:
         """Shared memory per block."""
         return target.shared_bytes
+
+    def model_constants(self, target) -> dict[str, int]:
+        """``wgmma`` = 1 from sm_90 on (Hopper's warp-group MMA; Triton 3.6 uses it for wgmma-shaped dots)."""
+        return {WGMMA: int((target.arch or 0) >= WGMMA_ARCH)}
 
     def knob_plan(self, spec, target, fixed: Mapping[str, Any], hints: Mapping[str, Any]) -> KnobPlan:
         """``num_stages`` (pipelining depth) and ``num_warps`` unless fixed; hints replace the domains."""
