@@ -74,8 +74,17 @@ def test_a_source_the_statement_mapping_cannot_trust_falls_back_to_the_whole_pas
     assign = module.body[1].body[0]
     assert lazy[assign] == whole_module_positions(module)[assign]
     assert lazy._all
+
+
+def test_a_node_of_another_module_is_not_there_and_costs_no_whole_pass():
+    source = "x = 1\ny = 2\n"
+    module, other = cst.parse_module(source), cst.parse_module(source)
+    lazy = LazyPositions(module, source)
     with pytest.raises(KeyError):
-        lazy[cst.Name("elsewhere")]
+        lazy[other.body[0]]
+    assert other.body[0] not in lazy and not lazy._all  # the resolver asks each module of a chain in turn
+    assert lazy[module.body[1]] == whole_module_positions(module)[module.body[1]]
+    assert lazy[module] == whole_module_positions(module)[module] and lazy._all
 
 
 def test_the_lint_says_the_same_in_one_process_and_in_many(tmp_path):

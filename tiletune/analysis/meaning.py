@@ -83,6 +83,7 @@ class _Reader:
         self.assigned_from: Dict[str, Set[str]] = {}  # a floor division's text -> names assigned from it
         self.steps: Dict[str, Set[str]] = {}  # name -> tiling params it is proportional to (k * BLOCK_K)
         self._addresses: Optional[List[tuple]] = None  # memory_addresses(), read once
+        self._divisions: Dict[int, tuple] = {}  # id(value) -> (value, texts of its floor divisions)
 
     # ----- dependences ----------------------------------------------------------------------------
     def expr_deps(self, node: cst.CSTNode) -> Set[str]:
@@ -115,7 +116,7 @@ class _Reader:
             if start is not None:
                 out |= {start, _START}
                 return
-        for child in node.children:
+        for child in _children(node):  # libcst's node.children rebuilds the node: read the fields
             self._collect(child, out)
 
     def step_params(self, node: cst.CSTNode) -> Set[str]:
@@ -160,8 +161,11 @@ class _Reader:
             names.extend(_target_names(t))
         if not names:
             return
-        for div in _floor_divisions(value):
-            self.assigned_from.setdefault(_text(div), set()).update(names)
+        hit = self._divisions.get(id(value))
+        if hit is None or hit[0] is not value:  # the walk runs twice: read each value's divisions once
+            hit = self._divisions[id(value)] = (value, [_text(div) for div in _floor_divisions(value)])
+        for text in hit[1]:
+            self.assigned_from.setdefault(text, set()).update(names)
         d = self.expr_deps(value)
         steps = self.step_params(value)
         for n in names:
@@ -309,17 +313,21 @@ def _nodes(root: cst.CSTNode):
     while stack:
         node = stack.pop()
         yield node
-        kids = []
-        for name in _child_fields(type(node)):
-            value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                kids.append(value)
-            elif isinstance(value, (list, tuple)):
-                kids.extend(item for item in value if isinstance(item, cst.CSTNode))
-        stack.extend(reversed(kids))
+        stack.extend(reversed(_children(node)))
 
 
 _FIELDS: Dict[type, tuple] = {}
+
+
+def _children(node: cst.CSTNode) -> List[cst.CSTNode]:
+    kids: List[cst.CSTNode] = []
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            kids.append(value)
+        elif isinstance(value, (list, tuple)):
+            kids.extend(item for item in value if isinstance(item, cst.CSTNode))
+    return kids
 
 
 def _child_fields(cls: type) -> tuple:

@@ -125,8 +125,16 @@ class LazyPositions(Mapping):
             self._all = True
 
     def _statement_of(self, node: cst.CSTNode) -> Optional[int]:
+        """The index of the top-level statement holding ``node``; -1 for the module's own lines, None
+        for a node of another module (the resolver chains the positions of several modules)."""
         key = id(node)
         body = self._module.body
+        if not self._owner:
+            self._owner[id(self._module)] = -1
+            for part in (self._module.header, self._module.footer):
+                for line in part:
+                    for n in _nodes(line):
+                        self._owner[id(n)] = -1
         while key not in self._owner and self._indexed < len(body):
             i = self._indexed
             for n in _nodes(body[i]):
@@ -155,8 +163,10 @@ class LazyPositions(Mapping):
                 raise KeyError(node)
             return r
         i = self._statement_of(node) if isinstance(node, cst.CSTNode) else None
-        if i is None or i in self._done:
-            self._whole()  # the module itself, its header/footer lines, or a node outside it
+        if i is None:
+            raise KeyError(node)  # not a node of this module
+        if i < 0 or i in self._done:
+            self._whole()  # the module itself or its header/footer lines
         else:
             self._compute(i)
         return self._computed[node]
