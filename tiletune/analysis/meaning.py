@@ -319,14 +319,25 @@ def _nodes(root: cst.CSTNode):
 _FIELDS: Dict[type, tuple] = {}
 
 
+_IS_NODE: Dict[type, bool] = {}  # isinstance(x, cst.CSTNode) goes through the ABC machinery: once per class
+
+
+def _is_node(value: object) -> bool:
+    cls = type(value)
+    known = _IS_NODE.get(cls)
+    if known is None:
+        known = _IS_NODE[cls] = issubclass(cls, cst.CSTNode)
+    return known
+
+
 def _children(node: cst.CSTNode) -> List[cst.CSTNode]:
     kids: List[cst.CSTNode] = []
     for name in _child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        if type(value) in (list, tuple):
+            kids.extend(item for item in value if _is_node(item))
+        elif _is_node(value):
             kids.append(value)
-        elif isinstance(value, (list, tuple)):
-            kids.extend(item for item in value if isinstance(item, cst.CSTNode))
     return kids
 
 

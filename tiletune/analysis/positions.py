@@ -83,6 +83,15 @@ def _statement_lines(source: str, module: cst.Module) -> Optional[list[int]]:
 
 
 _FIELDS: dict[type, tuple] = {}
+_IS_NODE: dict[type, bool] = {}  # isinstance(x, cst.CSTNode) goes through the ABC machinery: once per class
+
+
+def _is_node(value: Any) -> bool:
+    cls = type(value)
+    known = _IS_NODE.get(cls)
+    if known is None:
+        known = _IS_NODE[cls] = issubclass(cls, cst.CSTNode)
+    return known
 
 
 def _nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -96,10 +105,10 @@ def _nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
             names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
         for name in names:
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
+            if type(value) in (list, tuple):
+                stack.extend(item for item in value if _is_node(item))
+            elif _is_node(value):
                 stack.append(value)
-            elif isinstance(value, (list, tuple)):
-                stack.extend(item for item in value if isinstance(item, cst.CSTNode))
 
 
 class LazyPositions(Mapping):
