@@ -98,3 +98,21 @@ def test_the_request_runs_what_synthesize_would_for_a_complete_kernel():
     assert req.prune == []
     ref = synthesize(spec, shapes, dtypes, "h100", fixed=req.fixed, top_k=5)
     assert [c.to_dict() for c in req.run().candidates] == [c.to_dict() for c in ref.candidates]
+
+
+def test_no_caller_in_the_package_asks_synthesize_directly():
+    import ast
+
+    root = Path(tiletune.__file__).resolve().parent
+    allowed = {root / "synthesis" / "request.py", root / "synthesis" / "pipeline.py"}
+    direct = []
+    for path in sorted(root.rglob("*.py")):
+        if path in allowed:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+                if name == "synthesize":
+                    direct.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert direct == []  # each goes through synthesis_request (the guards live there)
