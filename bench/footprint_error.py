@@ -118,7 +118,7 @@ def _prepare(names: Iterable[str], stages: Iterable[int], per_fixture: int):
             for s in stages:
                 case = Case(name, kernel_name, config, s, NUM_WARPS, bool(spec.dots))
                 try:
-                    env = {**env_base, **config, "num_stages": s}
+                    env = {**env_base, **config, "num_stages": s, "wgmma": 1, "num_warps": NUM_WARPS}  # sm_90
                     case.predicted = spec.footprint.shared_bytes.evaluate(env)
                 except KeyError as exc:
                     case.error = f"prediction needs symbol {exc}"

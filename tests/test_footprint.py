@@ -35,7 +35,9 @@ def kernel(body: str, params: str):
     return analyze_source(src, "k.py").kernels[0]
 
 
-ENV = {"BM": 128, "BN": 128, "BK": 64, "esize_a_ptr": 2, "esize_b_ptr": 2, "esize_c_ptr": 2}
+#: The chip facts the footprint leaves symbolic, as on the sm_90 compiles the figures come from.
+SM90 = {"wgmma": 1, "num_warps": 4}
+ENV = {"BM": 128, "BN": 128, "BK": 64, "esize_a_ptr": 2, "esize_b_ptr": 2, "esize_c_ptr": 2, **SM90}
 
 
 def test_matmul_shared_bytes_match_the_compiler():
@@ -56,7 +58,7 @@ def test_matmul_operand_and_accumulator_bytes():
 
 def test_symbols_of_footprint():
     fp = kernel(MATMUL, MATMUL_PARAMS).footprint
-    allowed = {"BM", "BN", "BK", "esize_a_ptr", "esize_b_ptr", "esize_c_ptr", "num_stages"}
+    allowed = {"BM", "BN", "BK", "esize_a_ptr", "esize_b_ptr", "esize_c_ptr", "num_stages", "wgmma"}
     for e in (fp.live_bytes, fp.shared_bytes, fp.dot_operand_bytes, fp.accumulator_bytes):
         assert e.symbols() <= allowed, e
 
@@ -125,9 +127,20 @@ def test_footprint_serialises():
 def test_small_dots_stage_one_buffer_less():
     # M < 64: mma.sync (MMAv2) keeps num_stages - 1 buffers; at 1 stage the dot's own operands
     fp = kernel(MATMUL, MATMUL_PARAMS).footprint
-    env = {"BM": 32, "BN": 64, "BK": 32, "esize_a_ptr": 2, "esize_b_ptr": 2, "esize_c_ptr": 2}
+    env = {"BM": 32, "BN": 64, "BK": 32, "esize_a_ptr": 2, "esize_b_ptr": 2, "esize_c_ptr": 2, **SM90}
     got = [fp.shared_bytes.evaluate({**env, "num_stages": s}) for s in (1, 2, 3, 4)]
     assert got == [6144, 6144, 12288, 18432]
+
+
+def test_without_wgmma_a_large_dot_stages_one_buffer_less_and_the_target_says_which():
+    from tiletune.synthesis import get_target
+    from tiletune.synthesis.families import family_of
+
+    fp = kernel(MATMUL, MATMUL_PARAMS).footprint
+    # sm_80 has only mma.sync: num_stages - 1 buffers of 32768 B even at M = 128
+    got = [fp.shared_bytes.evaluate({**ENV, "wgmma": 0, "num_stages": s}) for s in (1, 2, 3, 4)]
+    assert got == [32768, 32768, 65536, 98304]
+    assert [family_of(get_target(n)).model_constants(get_target(n))["wgmma"] for n in ("a100", "h100")] == [0, 1]
 
 
 def test_flash_attention_shared_bytes():
@@ -135,7 +148,7 @@ def test_flash_attention_shared_bytes():
 
     root = Path(__file__).resolve().parent.parent
     spec = analyze_source((root / "fixtures" / "flash_attention.py").read_text()).kernels[0]
-    env = {"HEAD_DIM": 64, "esize_q_ptr": 2, "esize_k_ptr": 2, "esize_v_ptr": 2, "esize_o_ptr": 2}
+    env = {"HEAD_DIM": 64, "esize_q_ptr": 2, "esize_k_ptr": 2, "esize_v_ptr": 2, "esize_o_ptr": 2, **SM90}
     sb = spec.footprint.shared_bytes
     # compiler figures (sm_90, 4 warps): Q once, K and V staged, P through shared memory for mma.sync
     assert [sb.evaluate({**env, "BLOCK_M": 16, "BLOCK_N": 16, "num_stages": s}) for s in (1, 2, 3)] == [4608, 6656, 10752]

@@ -31,13 +31,14 @@ from tiletune.analysis.model import (
 from tiletune.errors import InfeasibleError, SynthesisError
 from tiletune.synthesis import TARGETS, check_config, get_target, required_shapes, synthesize
 from tiletune.synthesis.enumerate import enumerate_feasible
+from tiletune.synthesis.families import family_of
 from tests.fixture_problems import fixture_problem
 from tiletune.synthesis.space import normalize_dtype
 from tiletune.synthesis.pipeline import build
 
 SP = Span(1, 0, 1, 1)
-ASCEND = [n for n, t in TARGETS.items() if t.is_ascend]
-NVIDIA = [n for n, t in TARGETS.items() if t.is_nvidia]
+ASCEND = [n for n, t in TARGETS.items() if t.family == "ascend"]
+NVIDIA = [n for n, t in TARGETS.items() if t.family == "nvidia"]
 
 
 # ----- hand-built specs ----------------------------------------------------------
@@ -125,6 +126,9 @@ FIXTURE_SHAPES = [(n, i) for n in fixtures.NAMES for i in range(3)]
 
 def _env(spec, shapes, dtypes, fixed, cand, target):
     env = dict(shapes)
+    env.update(family_of(target).model_constants(target))  # the chip facts the analysis leaves symbolic
+    if cand.num_warps is not None:
+        env["num_warps"] = cand.num_warps
     env.update(fixed)
     env.update({k: int(v) for k, v in cand.kwargs.items() if isinstance(v, (int, bool))})
     for ptr, dt in dtypes.items():
@@ -135,7 +139,7 @@ def _env(spec, shapes, dtypes, fixed, cand, target):
                 env[p.name] = int(p.default)
             except ValueError:
                 pass
-    if target.is_ascend:
+    if target.family == "ascend":
         env["num_stages"] = 1 + int(cand.extra.get("multibuffer", False))
     else:
         env["num_stages"] = cand.num_stages
@@ -185,7 +189,8 @@ def test_matmul_candidates_fit_h100():
         for v in c.kwargs.values():
             assert v >= 16 and v & (v - 1) == 0
         assert c.num_warps in (1, 2, 4, 8, 16, 32) and 1 <= c.num_stages <= 6
-        env = {**c.kwargs, "num_stages": c.num_stages, "esize_a_ptr": 2, "esize_b_ptr": 2, "esize_c_ptr": 2}
+        env = {**c.kwargs, "num_stages": c.num_stages, "esize_a_ptr": 2, "esize_b_ptr": 2, "esize_c_ptr": 2,
+               "wgmma": 1, "num_warps": c.num_warps}
         assert spec.footprint.shared_bytes.evaluate(env) <= t.shared_bytes
         assert c.footprint["shared_bytes"] == spec.footprint.shared_bytes.evaluate(env)
         assert c.cost_terms["programs"] == math.ceil(4096 / c.kwargs["BLOCK_M"]) * math.ceil(4096 / c.kwargs["BLOCK_N"])

@@ -36,7 +36,7 @@ def test_all_names_present():
 @pytest.mark.parametrize("name", ASCEND_910B_FULL + ASCEND_910B_BINNED)
 def test_ascend_910b_family(name):
     t = get_target(name)
-    assert t.is_ascend and not t.is_nvidia
+    assert t.family == "ascend"
     assert t.ub_bytes == 192 * KiB == 196608
     assert t.l1_bytes == 512 * KiB
     assert t.l0a_bytes == t.l0b_bytes == 64 * KiB
@@ -51,7 +51,7 @@ def test_ascend_910b_family(name):
 
 def test_ascend910_95():
     t = get_target("ascend910_95")
-    assert t.is_ascend
+    assert t.family == "ascend"
     assert t.ub_bytes == 253952  # 248 KiB usable (GetRuntimeUBSize)
     assert (t.cores, t.vector_cores) == (32, 64)
     assert t.l0c_bytes == 256 * KiB
@@ -60,7 +60,7 @@ def test_ascend910_95():
     assert get_target("Ascend910_9589") is t and get_target("ascend950") is t
 
 
-@pytest.mark.parametrize("name", [n for n, t in TARGETS.items() if t.is_ascend])
+@pytest.mark.parametrize("name", [n for n, t in TARGETS.items() if t.family == "ascend"])
 def test_every_ascend_figure_names_its_source(name):
     t = get_target(name)
     for field in ("ub_bytes", "cores", "vector_cores", "ub_align_bytes", "fractal", "max_tensor_numel", "multibuffer_default"):
@@ -83,7 +83,7 @@ def test_ascend310p():
 
 def test_a100():
     t = get_target("a100")
-    assert t.is_nvidia and t.arch == 80
+    assert t.family == "nvidia" and t.arch == 80
     assert t.shared_bytes == 166912  # 163 KiB
     assert t.registers_per_sm == 65536
     assert t.cores == 108
@@ -113,7 +113,7 @@ def test_h200_as_h100_but_faster_memory():
 def test_every_figure_is_cited(name):
     t = TARGETS[name]
     keys = ["cores", "bandwidth", "flops"]
-    keys += ["shared_bytes", "registers_per_sm"] if t.is_nvidia else ["ub_bytes", "l1_bytes", "l0a_bytes", "l0c_bytes"]
+    keys += ["shared_bytes", "registers_per_sm"] if t.family == "nvidia" else ["ub_bytes", "l1_bytes", "l0a_bytes", "l0c_bytes"]
     for k in keys:
         assert t.sources.get(k), f"{name}: no source for {k}"
 
@@ -132,7 +132,7 @@ def test_lookup_is_forgiving_and_errors_list_names():
 
 def test_dict_overrides_a_base():
     t = get_target({"base": "h100", "shared_bytes": 101376})
-    assert t.shared_bytes == 101376 and t.cores == 132 and t.is_nvidia
+    assert t.shared_bytes == 101376 and t.cores == 132 and t.family == "nvidia"
     assert t.sources["shared_bytes"] == "user override"
     assert get_target('{"base": "a100", "cores": 100}').cores == 100
     with pytest.raises(SynthesisError, match="unknown target field"):
@@ -177,7 +177,7 @@ def test_cuda_properties_mapping():
             regs_per_multiprocessor=65536,
         )
     )
-    assert ada.arch == 89 and ada.cores == 58 and ada.shared_bytes == 101376 and ada.is_nvidia
+    assert ada.arch == 89 and ada.cores == 58 and ada.shared_bytes == 101376 and ada.family == "nvidia"
 
 
 def test_npu_name_mapping():

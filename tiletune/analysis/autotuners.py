@@ -6,6 +6,7 @@ project by reading them, never importing them.
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Optional
 
@@ -27,11 +28,17 @@ def wraps_autotune(source: str, path: Optional[str], decorator: str) -> Optional
     calls ``autotune``, following imports and the project functions it calls;
     None when it does not, or cannot be read."""
     try:
-        home = index_module(source, path)
+        home = _home_index(source, path)
     except (AnalysisError, ValueError, RecursionError):
         return None
     name = decorator.split("(")[0].strip()
     return _follow(home, name, 0, set())
+
+
+@functools.lru_cache(maxsize=4)
+def _home_index(source: str, path: Optional[str]) -> ModuleIndex:
+    """The index of the file being read, once per text (the lint asks once per decorator of each kernel)."""
+    return index_module(source, path)
 
 
 def _follow(index: ModuleIndex, dotted: str, depth: int, seen: set) -> Optional[str]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Union
+from typing import Iterable, Mapping, Union
 
 __all__ = [
     "Expr",
@@ -36,10 +36,14 @@ __all__ = [
     "esize_symbol",
     "NUM_STAGES",
     "ExprParseError",
-    "term_to_z3",
 ]
 
 NUM_STAGES = "num_stages"
+#: Warps per program: a launch knob the target's family binds (searched on NVIDIA).
+NUM_WARPS = "num_warps"
+#: 1 when the target's compiler lowers a wgmma-shaped ``tl.dot`` to wgmma (NVIDIA sm_90 and later), else 0:
+#: the target family binds it (``tiletune.synthesis.families``), the analysis never assumes a chip.
+WGMMA = "wgmma"
 
 _BINARY = ("add", "mul", "sub", "floordiv", "cdiv", "max", "min")
 _COMMUTATIVE = ("add", "mul", "max", "min")
@@ -162,10 +166,6 @@ class Expr:
         if self.op in _COMMUTATIVE:
             return _nary(self.op, parts)
         return _binary(self.op, parts[0], parts[1])
-
-    def to_z3(self, env: Mapping[str, Any]):
-        """Convert to a Z3 integer term; ``env`` maps symbol names to Z3 terms or ints."""
-        return term_to_z3(self, env)
 
     # ----- text ---------------------------------------------------------
     def __str__(self) -> str:
@@ -405,58 +405,3 @@ def _from_ast(node: ast.AST, text: str) -> Expr:
         if fname == "min" and args:
             return emin(*args)
     raise ExprParseError(f"unsupported construct in expression {text!r}: {ast.dump(node)[:80]}")
-
-
-def term_to_z3(t: Any, env: Mapping[str, Any]):
-    """A Z3 integer term for ``t``: an :class:`Expr`, or any term with ``op`` and ``args``
-    built from the same operations plus ``neg``, ``mod`` and ``pow`` (constant
-    non-negative exponents); ``env`` maps symbol names to Z3 terms or ints."""
-    import z3
-
-    op, args = t.op, t.args
-    if op == "const":
-        return z3.IntVal(args[0])
-    if op == "sym":
-        if args[0] not in env:
-            raise KeyError(args[0])
-        v = env[args[0]]
-        return z3.IntVal(v) if isinstance(v, int) else v
-    terms = [term_to_z3(a, env) for a in args]
-    if op == "npow2":  # powers of two up to 2**40, smallest first
-        x = terms[0]
-        out = z3.IntVal(1 << 40)
-        for e in range(39, -1, -1):
-            out = z3.If(x <= (1 << e), z3.IntVal(1 << e), out)
-        return out
-    if op == "add":
-        return z3.Sum(terms) if len(terms) > 1 else terms[0]
-    if op == "mul":
-        out = terms[0]
-        for u in terms[1:]:
-            out = out * u
-        return out
-    if op in ("max", "min"):
-        out = terms[0]
-        for u in terms[1:]:
-            out = z3.If(u > out, u, out) if op == "max" else z3.If(u < out, u, out)
-        return out
-    if op == "neg":
-        return -terms[0]
-    a, b = terms
-    if op == "sub":
-        return a - b
-    if op == "floordiv":
-        return a / b  # Z3 integer division floors for positive divisors
-    if op == "cdiv":
-        return (a + b - 1) / b
-    if op == "mod":
-        return a % b
-    if op == "pow":
-        n = args[1]
-        if n.op != "const" or n.args[0] < 0:
-            raise ValueError("only constant non-negative exponents")
-        out = z3.IntVal(1)
-        for _ in range(n.args[0]):
-            out = out * a
-        return out
-    raise ValueError(f"unknown term op {op!r}")

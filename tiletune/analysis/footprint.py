@@ -15,16 +15,18 @@ All four figures are expressions over tiling parameters, ``esize_<ptr>`` and
     the dot results/accumulators.
 
 ``shared_bytes``
-    NVIDIA shared memory as Triton 3.6 allocates it on sm_90 with 4 warps
-    (see :func:`shared_bytes` for the rules and the compiles they were
-    fitted to; ``bench/results/footprint_error.md`` for the fit).
+    NVIDIA shared memory as Triton 3.6 allocates it (see :func:`shared_bytes`
+    for the rules and the sm_90 compiles they were fitted to;
+    ``bench/results/footprint_error.md`` for the fit).  What depends on the
+    chip stays a symbol the target binds in synthesis: ``num_warps`` and
+    ``wgmma`` (1 where the compiler has wgmma, sm_90 and later).
 """
 
 from __future__ import annotations
 
 from typing import Optional
 
-from .expr import NUM_STAGES, Expr, const, emax, emin, sym, total
+from .expr import NUM_STAGES, NUM_WARPS, WGMMA, Expr, const, emax, emin, sym, total
 from .model import Footprint, KernelSpec
 from .shapes import Trace
 from .values import collect, dtype_size, shape_bytes
@@ -60,24 +62,23 @@ def compute_footprint(spec: KernelSpec, trace: Trace) -> Footprint:
 _FULL_SCRATCH = ("trans", "gather", "sort")
 #: The mbarrier a TMA load waits on.
 TMA_BARRIER_BYTES = 8
-#: Warps per program assumed where the compiler's figure depends on it.
-NUM_WARPS = 4
 _MMA_V3_DTYPES = {"fp16", "bf16", "fp32", "int8", "uint8", "fp8e4nv", "fp8e5"}
 
 
 def mma_v3(d) -> Expr:
-    """1 when Triton 3.6 lowers the dot to Hopper wgmma (MMAv3), 0 when to mma.sync (MMAv2).
+    """1 when Triton 3.6 lowers the dot to wgmma (MMAv3), 0 when to mma.sync (MMAv2).
 
-    wgmma needs a 2-D dot whose M is a multiple of 64 (one warp group of 4
-    warps covers 64 rows) and operand types it supports; for power-of-two M
-    that is ``min(1, M // 64)``.
+    wgmma needs a target that has it (the symbol ``wgmma``, bound by the
+    target's family), a 2-D dot whose M is a multiple of 64 (one warp group
+    of 4 warps covers 64 rows) and operand types it supports; for
+    power-of-two M that is ``wgmma * min(1, M // 64)``.
     """
     if d.m is None or d.a.shape is None or len(d.a.shape) != 2:
         return const(0)
     for dt in (d.a.dtype, d.b.dtype):
         if dt is not None and not dt.startswith("elem:") and dt not in _MMA_V3_DTYPES:
             return const(0)
-    return emin(1, d.m // 64)
+    return sym(WGMMA) * emin(1, d.m // 64)
 
 
 def _stage_multiplier(v3: Expr) -> Expr:
@@ -87,7 +88,7 @@ def _stage_multiplier(v3: Expr) -> Expr:
 
 
 def shared_bytes(trace: Trace) -> Expr:
-    """Shared memory bytes as Triton 3.6 allocates them on sm_90 (num_warps 4).
+    """Shared memory bytes as Triton 3.6 allocates them (fitted on sm_90; ``wgmma``, ``num_warps`` symbolic).
 
     Fitted to ``triton.compile`` of the fixtures (``bench/footprint_error.py``):
 
@@ -176,5 +177,5 @@ def _scratch_bytes(sc, operand_nodes: set) -> Optional[Expr]:
             return emin(sc.rows, 64) * sc.shape[1] * dtype_size(sc.dtype)
         return shape_bytes(sc.shape, sc.dtype)
     if sc.kind == "reduce" and len(sc.shape) == 1:
-        return const(NUM_WARPS) * dtype_size(sc.dtype)
+        return sym(NUM_WARPS) * dtype_size(sc.dtype)  # one partial per warp
     return None

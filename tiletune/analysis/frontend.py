@@ -153,7 +153,7 @@ def _analyze_module(source: str, file: Optional[str], force: _Force, project: bo
     if index is None:
         module = parse(source, file)
         try:
-            positions = positions_of(module)
+            positions = positions_of(module, source)
             scan = ModuleScan(module)
         except Exception as exc:  # libcst reports a RecursionError of its position pass as a KeyError
             if not caused_by_recursion(exc):

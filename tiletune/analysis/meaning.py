@@ -30,6 +30,7 @@ returns ``{param: [reason, ...]}``.  The runtime's agreement check
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Dict, Iterable, List, Optional, Set
 
 import libcst as cst
@@ -81,6 +82,8 @@ class _Reader:
         self.loops: List[tuple] = []  # (loop deps, body)
         self.assigned_from: Dict[str, Set[str]] = {}  # a floor division's text -> names assigned from it
         self.steps: Dict[str, Set[str]] = {}  # name -> tiling params it is proportional to (k * BLOCK_K)
+        self._addresses: Optional[List[tuple]] = None  # memory_addresses(), read once
+        self._divisions: Dict[int, tuple] = {}  # id(value) -> (value, texts of its floor divisions)
 
     # ----- dependences ----------------------------------------------------------------------------
     def expr_deps(self, node: cst.CSTNode) -> Set[str]:
@@ -113,7 +116,7 @@ class _Reader:
             if start is not None:
                 out |= {start, _START}
                 return
-        for child in node.children:
+        for child in _children(node):  # libcst's node.children rebuilds the node: read the fields
             self._collect(child, out)
 
     def step_params(self, node: cst.CSTNode) -> Set[str]:
@@ -158,8 +161,11 @@ class _Reader:
             names.extend(_target_names(t))
         if not names:
             return
-        for div in _floor_divisions(value):
-            self.assigned_from.setdefault(_text(div), set()).update(names)
+        hit = self._divisions.get(id(value))
+        if hit is None or hit[0] is not value:  # the walk runs twice: read each value's divisions once
+            hit = self._divisions[id(value)] = (value, [_text(div) for div in _floor_divisions(value)])
+        for text in hit[1]:
+            self.assigned_from.setdefault(text, set()).update(names)
         d = self.expr_deps(value)
         steps = self.step_params(value)
         for n in names:
@@ -213,19 +219,18 @@ class _Reader:
             reasons.append(reason)
 
     def memory_addresses(self) -> List[tuple]:
-        """(call name, address expression, line text) of every memory call in the body."""
-        found: List[tuple] = []
-
-        class _V(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                name = _callee(node)
-                if name in _MEMORY:
-                    addr = _address(node)
-                    if addr is not None:
-                        found.append((name, addr))
-
-        self.func.body.visit(_V())
-        return found
+        """(call name, address expression) of every memory call in the body, in source order (read once)."""
+        if self._addresses is None:
+            found: List[tuple] = []
+            for node in _nodes(self.func.body):
+                if isinstance(node, cst.Call):
+                    name = _callee(node)
+                    if name in _MEMORY:
+                        addr = _address(node)
+                        if addr is not None:
+                            found.append((name, addr))
+            self._addresses = found
+        return self._addresses
 
     # ----- the three patterns ------------------------------------------------------------------------
     def floor_divisions(self) -> None:
@@ -255,21 +260,17 @@ class _Reader:
                 continue
             by_p: Dict[str, str] = {}
             fixed: Dict[str, str] = {}
-
-            class _V(cst.CSTVisitor):
-                def visit_AugAssign(inner, node: cst.AugAssign) -> None:
-                    if not isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
-                        return
-                    names = _target_names(node.target)
-                    if len(names) != 1:
-                        return
-                    step = self.expr_deps(node.value)
-                    if step & self.tiling:
-                        by_p[names[0]] = _text(node.value)
-                    elif _TILE not in step and not _is_zero(node.value):
-                        fixed[names[0]] = _text(node.value)
-
-            body.visit(_V())
+            for node in _nodes(body):
+                if not isinstance(node, cst.AugAssign) or not isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+                    continue
+                names = _target_names(node.target)
+                if len(names) != 1:
+                    continue
+                step = self.expr_deps(node.value)
+                if step & self.tiling:
+                    by_p[names[0]] = _text(node.value)
+                elif _TILE not in step and not _is_zero(node.value):
+                    fixed[names[0]] = _text(node.value)
             for ptr, step in fixed.items():
                 if ptr in by_p or not any(ptr in d for _, d in addresses):
                     continue
@@ -305,17 +306,53 @@ def _target_names(t: cst.CSTNode) -> List[str]:
     return []
 
 
+def _nodes(root: cst.CSTNode):
+    """Every node below ``root`` (itself included) in source order, as libcst's visitor meets them, read
+    from the node fields directly (the visitor rebuilds every node and costs as much as the analysis)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(_children(node)))
+
+
+_FIELDS: Dict[type, tuple] = {}
+
+
+_IS_NODE: Dict[type, bool] = {}  # isinstance(x, cst.CSTNode) goes through the ABC machinery: once per class
+
+
+def _is_node(value: object) -> bool:
+    cls = type(value)
+    known = _IS_NODE.get(cls)
+    if known is None:
+        known = _IS_NODE[cls] = issubclass(cls, cst.CSTNode)
+    return known
+
+
+def _children(node: cst.CSTNode) -> List[cst.CSTNode]:
+    kids: List[cst.CSTNode] = []
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        if type(value) in (list, tuple):
+            kids.extend(item for item in value if _is_node(item))
+        elif _is_node(value):
+            kids.append(value)
+    return kids
+
+
+def _child_fields(cls: type) -> tuple:
+    names = _FIELDS.get(cls)
+    if names is None:  # tokens and whitespace hold no expression
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls)
+                                     if not f.name.startswith("whitespace") and f.name not in ("lpar", "rpar"))
+    return names
+
+
 def _floor_divisions(node: cst.CSTNode) -> List[cst.BinaryOperation]:
     """Every ``a // b`` and ``a / b`` inside ``node``."""
-    found: List[cst.BinaryOperation] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_BinaryOperation(self, b: cst.BinaryOperation) -> None:
-            if isinstance(b.operator, (cst.FloorDivide, cst.Divide)):
-                found.append(b)
-
-    node.visit(_V())
-    return found
+    return [b for b in _nodes(node)
+            if isinstance(b, cst.BinaryOperation) and isinstance(b.operator, (cst.FloorDivide, cst.Divide))]
 
 
 def _range_step(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:

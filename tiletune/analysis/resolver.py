@@ -125,7 +125,7 @@ def index_module(source: str, path: Optional[str], module: Optional[cst.Module] 
     if module is None:
         module = parse(source, path)
     if positions is None:
-        positions = positions_of(module)
+        positions = positions_of(module, source)
     if scan is None:
         scan = ModuleScan(module)
     info = SourceInfo(module, positions, path, scan.imports)

@@ -18,12 +18,13 @@ import warnings
 from typing import Any, Optional
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+
 
 from ..deep_stack import MAX_EXPRESSION_DEPTH, too_deep
 from ..errors import AnalysisError
 from ..files import UnreadableFileError, read_regular_bytes
 from .model import Span
+from .positions import LazyPositions, whole_module_positions
 
 __all__ = ["is_jit_def", "iter_nodes", "SourceInfo", "ModuleScan", "ScopeKey", "read_source", "parse", "positions_of", "module_constants",
            "dotted_name"]
@@ -390,18 +391,9 @@ def _const_int(info: "SourceInfo", node: cst.CSTNode, env: dict[str, int]) -> Op
     return None
 
 
-def positions_of(module: cst.Module) -> Any:
-    """PositionProvider's node -> CodeRange mapping.
-
-    ``MetadataWrapper.resolve`` also walks the whole tree once for batchable
-    providers even when there are none, which costs as much as the positions;
-    calling the provider directly skips that walk (falls back if libcst changes).
-    """
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    gen = getattr(PositionProvider(), "_gen", None)
-    if gen is not None:
-        try:
-            return gen(wrapper)
-        except (TypeError, AttributeError):
-            pass
-    return wrapper.resolve(PositionProvider)
+def positions_of(module: cst.Module, source: Optional[str] = None) -> Any:
+    """PositionProvider's node -> CodeRange mapping: computed per top-level statement on demand when
+    the ``source`` text is given (:class:`~.positions.LazyPositions`), else for the whole module at once."""
+    if source is not None:
+        return LazyPositions(module, source)
+    return whole_module_positions(module)

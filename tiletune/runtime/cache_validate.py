@@ -63,7 +63,7 @@ def _same_json(a: Any, b: Any) -> bool:
         return a == b
 
 
-def _launch_options(config: Mapping[str, Any], nvidia: bool) -> List[str]:
+def _launch_options(config: Mapping[str, Any], low_stages: int) -> List[str]:
     out: List[str] = []
     warps = config.get("num_warps")
     if warps is not None:
@@ -71,9 +71,8 @@ def _launch_options(config: Mapping[str, Any], nvidia: bool) -> List[str]:
             out.append(f"num_warps={warps!r} is not a power of two between 1 and {MAX_NUM_WARPS}")
     stages = config.get("num_stages")
     if stages is not None:
-        low = 1 if nvidia else 0
-        if not _is_int(stages) or not low <= stages <= MAX_NUM_STAGES:
-            out.append(f"num_stages={stages!r} is not an integer between {low} and {MAX_NUM_STAGES}")
+        if not _is_int(stages) or not low_stages <= stages <= MAX_NUM_STAGES:
+            out.append(f"num_stages={stages!r} is not an integer between {low_stages} and {MAX_NUM_STAGES}")
     extra = config.get("extra")
     if extra is not None and not isinstance(extra, Mapping):
         out.append(f"'extra' is a {type(extra).__name__}, not an object")
@@ -117,10 +116,8 @@ def config_problems(
         return [f"the config's 'kwargs' is a {type(kwargs).__name__}, not an object"]
     extra = config.get("extra") if isinstance(config.get("extra"), Mapping) else {}
     values = {**{k: v for k, v in extra.items() if k not in ("num_ctas", "maxnreg")}, **kwargs}
-    nvidia = True
-    if target is not None:
-        nvidia = bool(getattr(_target(target), "is_nvidia", True))
-    problems = _launch_options(config, nvidia)
+    family = _family(target)
+    problems = _launch_options(config, family.min_num_stages)
     params = set(arg_names)
     launch = set(launch_names)
     meta = set(constexpr) if constexpr is not None else None
@@ -144,7 +141,7 @@ def config_problems(
     missing = [n for n in tuned if n not in values]
     if missing:
         problems.append(f"tuned parameter(s) {', '.join(missing)} missing")
-    problems.extend(_untuned_settings(values, kernel_name, tuned, hints, params, launch, meta, nvidia,
+    problems.extend(_untuned_settings(values, kernel_name, tuned, hints, params, launch, meta, family.config_knobs,
                                       {**(defaults or {}), **(fixed or {})}))
     limit = _triton_max_numel()
     bad_value = False
@@ -168,18 +165,12 @@ def config_problems(
     return problems + _target_problems(spec, values, config, shapes, dtypes, target)
 
 
-#: Ascend's double-buffering switch, a knob of the config (not a kernel parameter) that synthesis searches.
-MULTIBUFFER = "multibuffer"
-
-
 def _untuned_settings(values: Mapping[str, Any], kernel_name: str, tuned: Iterable[str],
                       hints: Optional[Mapping[str, Any]], params: set, launch: set, meta: Optional[set],
-                      nvidia: bool, known: Mapping[str, Any]) -> List[str]:
+                      config_knobs: Iterable[str], known: Mapping[str, Any]) -> List[str]:
     """A problem per name a config sets that tuning never chooses (and whose value differs from the
     launch's own): such a value changes the kernel's code beyond what was measured."""
-    allowed = set(tuned) | set(hints or {})
-    if not nvidia:
-        allowed.add(MULTIBUFFER)
+    allowed = set(tuned) | set(hints or {}) | set(config_knobs)
     out: List[str] = []
     for name, value in values.items():
         if name in allowed or not isinstance(name, str) or name not in params or name in launch:
@@ -203,6 +194,17 @@ def _target(target: Any) -> Any:
         except Exception:
             return None
     return target
+
+
+def _family(target: Any) -> Any:
+    """The chip family of ``target``; stock Triton's (the default family) when none is given or known."""
+    from tiletune.synthesis.families import DEFAULT_FAMILY, family_of
+
+    resolved = _target(target) if target is not None else None
+    try:
+        return family_of(resolved) if resolved is not None else DEFAULT_FAMILY
+    except Exception:  # noqa: BLE001 - an unknown family: the default rules
+        return DEFAULT_FAMILY
 
 
 def _target_problems(spec: Any, values: Mapping[str, Any], config: Mapping[str, Any],

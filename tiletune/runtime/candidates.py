@@ -22,7 +22,6 @@ import triton
 from tiletune.errors import TiletuneWarning, TuningError
 
 from . import bench as _bench
-from tiletune.analysis.tunability import fixed_values, tunability
 
 from .notices import user_stacklevel, warn_missing_key, warn_untuned
 from .binding import synthesis_shapes
@@ -84,9 +83,11 @@ class SynthesisContext:
     def domain(self, name: str, default: Any) -> list:
         """The values synthesis considers for ``name`` (``num_warps``, ``num_stages``), else ``default``."""
         try:
+            from tiletune.synthesis.families import family_of
             from tiletune.synthesis.space import build_space
 
-            space = build_space(self.spec, self.shapes, self.dtypes, self.target, None, self.fixed)
+            space = build_space(self.spec, self.shapes, self.dtypes, self.target, None, self.fixed,
+                                family=family_of(self.target))
             for v in space.vars:
                 if v.name == name:
                     return list(v.values)
@@ -156,8 +157,8 @@ class CandidatesStage:
                 f"({self._spec_error}); fix the kernel source or pass configs=[triton.Config(...), ...]"
             ) from self._spec_error
         try:
-            from tiletune.synthesis import required_shapes, synthesize
-            from tiletune.synthesis.incomplete import unknown_guards
+            from tiletune.synthesis import required_shapes
+            from tiletune.synthesis.request import RequestError, synthesis_request
         except ImportError as exc:
             raise TuningError(
                 f"kernel {self.kernel_name!r}: configs=[] needs tiletune.synthesis, which cannot be imported "
@@ -170,14 +171,20 @@ class CandidatesStage:
                 "hints; remove it from the launch to search it, or from hints to keep the launch's value"
             )
         shapes = synthesis_shapes(self.kernel_name, required_shapes(spec), bound)
-        verdict = tunability(spec, launch_kwargs=launch_const, defaults=self._binder.defaults)
-        fixed, missing = fixed_values(spec, verdict, {**bound, **launch_const})
-        if missing:
-            name, why = next(iter(missing.items()))
-            raise TuningError(
-                f"kernel {self.kernel_name!r}: tiling parameter {name!r} is not tuned ({why}) but has no value at "
-                f"this launch; pass {name}=... at launch or give it a default"
-            )
+        target = self.resolved_target()
+        # the pool the measured search draws from: top_k= when given, else the search policy's size;
+        # under an incomplete analysis (configs kept safe under the unknowns) more of them are measured
+        breadth = self.search_breadth if spec.complete else max(self.search_breadth, INCOMPLETE_BREADTH)
+        top_k = self.top_k if self.top_k is not None else resolve_search(self.search, breadth).synth_top_k
+        wide = max(resolve_search(self.search, INCOMPLETE_BREADTH).synth_top_k, 2 * top_k)
+        try:
+            request = synthesis_request(spec, shapes, dict(dtypes), target, hints=self.hints, top_k=top_k,
+                                        front="runtime", launch_kwargs=list(launch_const),
+                                        defaults=self._binder.defaults, known={**bound, **launch_const},
+                                        meaning="measure", incomplete_top_k=wide)
+        except RequestError as exc:
+            raise TuningError(f"{exc} (at this launch)") from None
+        verdict, fixed = request.verdict, request.fixed
         for name, why in verdict.fixed.items():
             if name not in self._noted_fixed:
                 self._noted_fixed.add(name)
@@ -192,17 +199,7 @@ class CandidatesStage:
             warn_missing_key(self.kernel_name, missing_key, self.keys, self._noted_fixed)
             report.note(f"synthesis depends on {', '.join(missing_key)}, which is not in key=; a change of it "
                         "will reuse the tuning of the first value")
-        target = self.resolved_target()
-        opts: dict = {"hints": self.hints or None, "fixed": {k: v for k, v in fixed.items()} or None}
-        # the pool the measured search draws from: top_k= when given, else the search policy's size
-        policy = resolve_search(self.search, self.search_breadth)
-        opts["top_k"] = self.top_k if self.top_k is not None else policy.synth_top_k
-        if not spec.complete:
-            # the model does not see every tile: keep only configs safe under the unknowns, measure more of them
-            opts["prune"] = unknown_guards(spec, target, verdict.tuned, fixed) or None
-            opts["top_k"] = max(opts["top_k"], resolve_search(self.search, INCOMPLETE_BREADTH).synth_top_k,
-                                2 * opts["top_k"])
-        result = synthesize(spec, shapes, dict(dtypes), target, point_costs=True, **opts)
+        result = request.run(point_costs=True)
         drop = set(launch_const) | set(self._heuristics)
         configs: List[Config] = []
         costs: Dict[str, float] = {}

@@ -129,15 +129,22 @@ def config_space_from(kernel: Any, shapes: Mapping[str, int], dtypes: Mapping[st
     Each dict holds the tiling values plus ``num_warps`` and ``num_stages``
     (the function passes them on to the launch), or, with
     ``as_config="config"``, one ``triton.Config`` under that key.  ``fixed``
-    values are not searched (parameters the function passes itself).
+    values are not searched (parameters the function passes itself).  The
+    request goes through the same guards as ``configs=[]`` and
+    ``synth-configs`` (:func:`tiletune.synthesis.request.synthesis_request`):
+    a tiling parameter the kernel does not let tuning choose (in the autotune
+    key, set by a heuristic, with a default, passed at its launch) needs a
+    value in ``fixed``, one that may carry meaning a value or ``hints``, else
+    :class:`~tiletune.synthesis.request.RequestError` names each; under an
+    incomplete analysis only configs safe under the unknowns are returned.
     """
-    from tiletune.synthesis import synthesize
+    from tiletune.synthesis.request import synthesis_request
 
     from .targets import resolve_target
 
     spec = _spec_of(kernel)
-    result = synthesize(spec, dict(shapes), dict(dtypes), resolve_target(target), hints=hints, fixed=fixed,
-                        top_k=top_k)
+    result = synthesis_request(spec, dict(shapes), dict(dtypes), resolve_target(target), hints=hints, fixed=fixed,
+                               top_k=top_k, front="api").run()
     space: List[dict] = []
     for cand in result.candidates:
         cfg = cand.to_config()

@@ -248,9 +248,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     out, err = sys.stdout, sys.stderr
     try:
         from ..analysis import analyze_file
-        from ..analysis.tunability import fixed_values, tunability
-        from .incomplete import unknown_guards
-        from .pipeline import synthesize
+        from .families import family_of
+        from .request import RequestError, synthesis_request
         from .targets import detect, get_target
 
         shapes = {n: _int(v, "shape", n) for n, v in _pairs(args.shape, "shape")}
@@ -271,8 +270,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from .space import required_shapes
 
         target, target_problem = _cli_target(args.target, get_target, detect)
-        ascend = target is not None and target.is_ascend  # any tl.arange extent there
-        problems = synth_argument_problems(spec, shapes, given, fixed, hints, pow2_required=not ascend)
+        any_extent = target is not None and family_of(target).any_arange_extent
+        problems = synth_argument_problems(spec, shapes, given, fixed, hints, pow2_required=not any_extent)
         defaults = default_dtypes(spec)
         assumed = {p: d for p, d in defaults.items() if p not in given}
         dtypes = {**assumed, **given}
@@ -291,25 +290,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                             + " ".join(f"--shape {n}={shapes.get(n, fixed.get(n, '<int>'))}" for n in required))
         if target_problem:
             problems.append(target_problem)
-        verdict = tunability(spec)
-        values, missing = fixed_values(spec, verdict, {**shapes, **fixed})
-        if missing:
-            problems.append(
-                f"kernel {spec.name!r}: " + "; ".join(f"{n} is not tuned ({why})" for n, why in missing.items())
-                + ". Its value enters the model: pass it with " + " ".join(f"--fixed {n}=<value>" for n in missing)
-            )
-        carries = {n: why for n, why in spec.meaning.items()
-                   if verdict.is_tuned(n) and n not in fixed and n not in values and n not in hints}
-        if carries:
-            problems.append(
-                f"kernel {spec.name!r}: " + "; ".join(f"{n} may carry meaning: {why[0]}" for n, why in carries.items())
-                + ". A value other than the one your data is built for computes something else, so it is not "
-                + "searched: pass it with " + " or ".join(f"--fixed {n}=<value>" for n in carries)
-                + ", or list the values that are safe with " + " ".join(f"--hint {n}=<v1>,<v2>" for n in carries)
-            )
-        if problems:
-            raise _UsageError(("\n  " if len(problems) > 1 else "").join(
-                [f"{len(problems)} problems:"] * (len(problems) > 1) + problems))
+        try:  # every missing input at once: the caller's problems above and the request's guards
+            request = synthesis_request(spec, shapes, dtypes, target, fixed=fixed, hints=hints, top_k=args.top_k,
+                                        front="cli", earlier=problems)
+        except RequestError as exc:
+            raise _UsageError(str(exc)) from None
         if assumed and args.format != "json":  # the JSON output carries them as "assumed_dtypes"
             err.write(
                 "note: assumed dtypes " + ", ".join(f"{p}={d}" for p, d in assumed.items())
@@ -317,8 +302,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             )
         if as_fixed:
             err.write(f"note: {', '.join(as_fixed)} given with --shape: fixed, not searched (as --fixed)\n")
-        fixed.update(values)
-        prune = unknown_guards(spec, target, verdict.tuned, fixed)
         if not spec.complete:
             err.write(
                 f"warning: the analysis of kernel {spec.name!r} is incomplete: " + "; ".join(spec.incomplete)
@@ -326,8 +309,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 + "element limit, no tiling value under 16 where a tl.dot may hide, unknown tiles assumed live); "
                 + "measure them before trusting the ranking.\n"
             )
-        result = synthesize(spec, shapes, dtypes, target, hints=hints or None, fixed=fixed or None, top_k=args.top_k,
-                            prune=prune or None)
+        result = request.run()
+        fixed = request.fixed
         if args.import_kernel:  # opt-in: imports user code (tiletune.runtime.import_oracle)
             from ..runtime.import_oracle import import_kernel, screen_candidates
 

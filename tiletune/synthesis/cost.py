@@ -160,7 +160,8 @@ def memory_wave_factor(programs: np.ndarray, cores: float, saturation: float = B
 def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
     """Every cost term for every point of ``table`` (arrays of length ``table.n``)."""
     t = model.target
-    fam = t.family
+    fam = model.space.family.cost_profile  # the row of LATENCY_S, WAVE_S, ITER_S, LINE_BYTES
+    family_terms = model.space.family.cost_terms  # which family-specific terms apply
     n = table.n
     env = table.env()
     for k, v in model.space.env.items():
@@ -169,13 +170,10 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
 
     programs = np.maximum(_arr(model, model.programs, env, n), 1.0)
     has_dots = bool(model.dots)
-    if t.is_ascend:
-        cores = float(t.cores if has_dots else (t.vector_cores or t.cores))
-    else:
-        cores = float(t.cores)
+    cores = model.space.family.cost_cores(t, has_dots)
 
     # --- knobs ---
-    if t.is_nvidia:
+    if "warps_stages" in family_terms:
         warps = env.get(NUM_WARPS, 4) * one
         stages = env.get(NUM_STAGES, 1) * one
         depth_loop = np.maximum(stages - 1, 1)
@@ -205,7 +203,7 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
             # pipelining keeps depth iterations in flight, but never more than the loop has
             load_iter += b * (np.minimum(depth_loop, np.maximum(_arr(model, at.trips, env, n), 1.0)) if at.in_loop else 1.0)
     tx = np.where(total_bytes > 0, weighted / np.maximum(total_bytes, 1.0), 1.0)
-    if t.is_ascend:  # 32-byte rounding of unaligned UB transfers (ascend_cost.py)
+    if "ub_alignment" in family_terms:  # 32-byte rounding of unaligned UB transfers (ascend_cost.py)
         tx = tx * alignment_factor(model, env, n)
 
     # --- flops ---
@@ -217,13 +215,13 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
         total_flops += fl
         rate = t.flops.get(d.dtype) or t.flops.get("fp16") or 1e14
         t_compute += fl / rate
-    if has_dots and t.is_nvidia and (t.arch or 0) >= 90:
+    if has_dots and "wgmma_efficiency" in family_terms and (t.arch or 0) >= 90:
         m_dim = np.minimum.reduce([_arr(model, d.m, env, n) for d in model.dots])
         mma_eff = np.where((m_dim >= 64) & (warps >= 4), 1.0, 0.6)
     t_compute = t_compute / mma_eff
 
     # --- residency (programs per core at once) ---
-    if t.is_nvidia:
+    if "residency" in family_terms:
         threads = warps * t.warp_size
         live = _arr(model, model.footprint["register_bytes"], env, n) if "register_bytes" in model.footprint else np.zeros(n)
         shared = _arr(model, model.footprint["shared_bytes"], env, n) if "shared_bytes" in model.footprint else np.zeros(n)
@@ -243,7 +241,7 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
     # ptxas spills or serialises; the slowdown grows with the excess.  (The live-tile estimate
     # is too rough for this: pointer tiles make it pessimistic for plain matmuls.)
     reg_f = one.copy()
-    if t.is_nvidia and has_dots and "accumulator_bytes" in model.footprint:
+    if "register_pressure" in family_terms and has_dots and "accumulator_bytes" in model.footprint:
         acc_regs = _arr(model, model.footprint["accumulator_bytes"], env, n) / (warps * t.warp_size * 4)
         pressure = acc_regs / float(t.max_registers_per_thread or 255)
         reg_f = 1.0 + REG_SPILL_WEIGHT * np.maximum(0.0, pressure - REG_PRESSURE)
@@ -263,7 +261,7 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
     # (bandwidth / C), so P programs reach min(1, P x share / C) of the bandwidth.
     full = programs >= cores
     waves_f = np.where(full, np.ceil(programs / cores) / (programs / cores), cores / programs)
-    mem_f = memory_wave_factor(programs, cores, DOT_BW_SATURATION if (has_dots and t.is_nvidia) else BW_SATURATION)
+    mem_f = memory_wave_factor(programs, cores, DOT_BW_SATURATION if (has_dots and "dot_wave_saturation" in family_terms) else BW_SATURATION)
     roofline = np.maximum(t_memory * mem_f, t_compute * waves_f)
     # reported: the factor the roofline actually got
     waves_f = roofline / np.maximum(np.maximum(t_memory, t_compute), 1e-30)
@@ -277,7 +275,7 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
         if at.in_loop:
             trips = np.maximum(trips, _arr(model, at.trips, env, n))
     stage_f = one.copy()
-    if t.is_nvidia:
+    if "warps_stages" in family_terms:
         ahead = np.minimum(stages - 1, trips - 1)
         wasted = np.maximum(0.0, stages - np.maximum(trips, 1.0))
         if dots_in_loop or loads_in_loop:
@@ -289,7 +287,7 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
 
     # --- warps ---
     warp_f = one.copy()
-    if t.is_nvidia:
+    if "warp_fit" in family_terms:
         if has_dots:
             # the accumulators of a chain of dots (attention: scores and output) are live together
             acc = np.add.reduce([_arr(model, d.mn, env, n) for d in model.dots])

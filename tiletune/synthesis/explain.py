@@ -20,9 +20,9 @@ from typing import Any, Optional
 import numpy as np
 
 from .constraints import Constraint, Model, build_model, evaluate
-from .constraints.ascend import rule_of
 from .enumerate import enumerate_feasible
-from .space import MULTIBUFFER, build_space
+from .families import family_of
+from .space import build_space
 from .targets import get_target
 
 __all__ = ["explain_infeasible", "unsat_core", "closest_point", "explain_config"]
@@ -120,7 +120,6 @@ def explain_infeasible(model: Model) -> str:
 
 def _advice(model: Model, near: dict[str, Any]) -> str:
     sp = model.space
-    t = sp.target
     tips = []
     mins = [v.name for v in sp.tile_vars if near["point"].get(v.name) == v.values[0]]
     if len(mins) == 1:
@@ -129,10 +128,7 @@ def _advice(model: Model, near: dict[str, Any]) -> str:
         tips.append(f"{', '.join(mins)} are already at their smallest values")
     if sp.fixed:
         tips.append(f"reduce the fixed value(s) {', '.join(sp.fixed)}")
-    if t.is_ascend:
-        tips.append("split the work into a loop over a smaller block")
-    else:
-        tips.append("use fewer pipeline stages or a smaller block")
+    tips.append(sp.family.fit_advice)
     return "To fit: " + "; ".join(tips) + "."
 
 
@@ -148,9 +144,9 @@ def explain_config(spec, kwargs: dict, shapes: dict, dtypes: dict, target) -> li
     t = get_target(target)
     tiling = {p.name for p in spec.tiling_params}
     consts = {k: v for k, v in kwargs.items() if k not in tiling and isinstance(v, (int, bool))}
-    if t.is_ascend:
-        consts[MULTIBUFFER] = int(bool(kwargs.get(MULTIBUFFER, t.multibuffer_default)))
-    space = build_space(spec, shapes, dtypes, t, None, consts, partial=True)
+    family = family_of(t)
+    consts.update(family.check_consts(kwargs, t, default=True))
+    space = build_space(spec, shapes, dtypes, t, None, consts, family=family, partial=True)
     model = build_model(space, strict=False)
     env: dict[str, Any] = dict(space.env)
     env.update({k: int(v) for k, v in kwargs.items() if k in tiling})
@@ -161,7 +157,7 @@ def explain_config(spec, kwargs: dict, shapes: dict, dtypes: dict, target) -> li
         need, limit = int(evaluate(c.need, env)), int(evaluate(c.limit, env))
         if need <= limit:
             continue
-        rule = rule_of(c.name) if t.is_ascend else None
+        rule = family.capacity_rule(c.name)
         text = f"{c.label} overflows by {need - limit} B ({need} B > {limit} B on {t.name})"
         lines.append(text + (f" under the rule: {rule}" if rule else f": {c.text}"))
     return lines

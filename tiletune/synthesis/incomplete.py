@@ -25,6 +25,7 @@ from itertools import combinations
 from typing import Any, Callable, Mapping, Sequence
 
 from ..analysis.model import KernelSpec
+from .families import family_of
 from .model import Target
 
 __all__ = ["unknown_guards", "may_hide_dot"]
@@ -54,7 +55,7 @@ def unknown_guards(
     names = list(tiling) + [n for n in fixed if n not in tiling]
     numel_cap = target.max_tensor_numel
     min_tile = _DOT_MIN if may_hide_dot(spec) else 1
-    capacity = target.ub_bytes if target.is_ascend else target.shared_bytes
+    capacity = family_of(target).scratch_capacity(target)
     n_unknown = _unknown_tiles(spec)
 
     def values(cfg: Mapping[str, Any]) -> list[int]:

@@ -67,16 +67,6 @@ class Target:
     # Bytes/s of the last-level cache for re-read tiles (cost model only); 0 -> 2.5 x bandwidth.
     l2_bandwidth: float = 0.0
 
-    @property
-    def is_nvidia(self) -> bool:
-        """True for NVIDIA GPUs."""
-        return self.family == "nvidia"
-
-    @property
-    def is_ascend(self) -> bool:
-        """True for Ascend NPUs."""
-        return self.family == "ascend"
-
 
 @dataclass
 class Candidate:

@@ -14,15 +14,15 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from ..analysis.expr import NUM_STAGES
 from ..analysis.model import KernelSpec
 from ..errors import InfeasibleError, SynthesisError
 from .constraints import Model, build_model, evaluate, evaluate_pred
 from .cost import cost_table, rank
 from .enumerate import Table, apply_prune, enumerate_feasible
 from .explain import explain_infeasible
+from .families import family_of
 from .model import Candidate, SynthesisResult, Target
-from .space import MULTIBUFFER, NUM_WARPS, Space, build_space, required_shapes
+from .space import NUM_WARPS, Space, build_space, required_shapes
 from .targets import get_target
 
 __all__ = ["synthesize", "check_config", "required_shapes", "build"]
@@ -43,7 +43,7 @@ def build(
 ) -> Model:
     """The constraint model for one problem (what :func:`synthesize` searches)."""
     t = get_target(target)
-    space = build_space(spec, shapes, dtypes, t, hints, fixed)
+    space = build_space(spec, shapes, dtypes, t, hints, fixed, family=family_of(t))
     return build_model(space)
 
 
@@ -63,15 +63,7 @@ def _point_parts(sp: Space, point: Mapping[str, Any]) -> tuple[dict[str, Any], O
     for v in sp.vars:
         if v.kind == "hint":
             kwargs[v.name] = point[v.name]
-    extra: dict[str, Any] = {}
-    num_warps = num_stages = None
-    if sp.target.is_nvidia:
-        num_warps = int(point[NUM_WARPS]) if NUM_WARPS in point else int(sp.fixed.get(NUM_WARPS, 4))
-        num_stages = int(point[NUM_STAGES]) if NUM_STAGES in point else (int(sp.fixed[NUM_STAGES]) if NUM_STAGES in sp.fixed else None)
-    else:
-        mb = point.get(MULTIBUFFER, sp.fixed.get(MULTIBUFFER))
-        if mb is not None:
-            extra[MULTIBUFFER] = bool(mb)
+    num_warps, num_stages, extra = sp.family.config_parts(point, sp.fixed)
     return kwargs, num_warps, num_stages, extra
 
 
@@ -107,10 +99,9 @@ def _make_candidate(model: Model, table: Table, costs: dict[str, np.ndarray], i:
         except KeyError:
             pass
     terms = {k: float(a[i]) for k, a in costs.items() if k != "cost"}
-    if sp.target.is_nvidia:
-        footprint["registers_per_thread"] = int(terms.pop("regs_per_thread", 0))
-    else:
-        terms.pop("regs_per_thread", None)
+    regs = terms.pop("regs_per_thread", 0)
+    if sp.family.reports_registers:
+        footprint["registers_per_thread"] = int(regs)
     return Candidate(
         kwargs=kwargs,
         num_warps=num_warps,
@@ -237,8 +228,8 @@ def check_config(
     t = get_target(target)
     tiling = {p.name: p for p in spec.tiling_params}
     consts = {k: v for k, v in kwargs.items() if k not in tiling and isinstance(v, (int, bool))}
-    if t.is_ascend and MULTIBUFFER in kwargs:
-        consts[MULTIBUFFER] = int(bool(kwargs[MULTIBUFFER]))
+    family = family_of(t)
+    consts.update(family.check_consts(kwargs, t, default=False))
     space, model = _check_model(spec, shapes or {}, dtypes or {}, t, consts)
     env: dict[str, Any] = dict(space.env)
     for name, p in tiling.items():
@@ -249,12 +240,7 @@ def check_config(
                 env[name] = int(p.default)
             except ValueError:
                 pass
-    if t.is_nvidia:
-        if num_warps is not None:
-            env[NUM_WARPS] = int(num_warps)
-        env[NUM_STAGES] = int(num_stages) if num_stages is not None else 3  # Triton's default
-    else:
-        env.setdefault(MULTIBUFFER, int(bool(kwargs.get(MULTIBUFFER, t.multibuffer_default))))
+    family.check_env(env, kwargs, num_warps, num_stages, t)
     out: list[str] = []
     for c in model.constraints:
         if not c.check:
@@ -288,7 +274,7 @@ def _check_model(spec: KernelSpec, shapes: Mapping[str, int], dtypes: Mapping[st
     hit = _CHECK_MODELS.get(key)
     if hit is not None and hit[0] is spec:  # the id of a collected spec may be reused
         return hit[1], hit[2]
-    space = build_space(spec, shapes, dtypes, t, None, consts, partial=True)
+    space = build_space(spec, shapes, dtypes, t, None, consts, family=family_of(t), partial=True)
     model = build_model(space, strict=False)
     if len(_CHECK_MODELS) >= 64:
         _CHECK_MODELS.pop(next(iter(_CHECK_MODELS)))

@@ -28,7 +28,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
-from ..analysis.expr import NUM_STAGES, Expr, const, esize_symbol, sym
+from ..analysis.expr import NUM_STAGES, NUM_WARPS, WGMMA, Expr, esize_symbol
 from ..analysis.model import DTYPE_BYTES, KernelSpec, Param, Role
 from ..errors import SynthesisError
 from .model import Target
@@ -45,7 +45,6 @@ __all__ = [
     "MULTIBUFFER",
 ]
 
-NUM_WARPS = "num_warps"
 MULTIBUFFER = "multibuffer"
 
 _DTYPE_ALIASES = {
@@ -156,6 +155,7 @@ class Space:
 
     spec: KernelSpec
     target: Target
+    family: Any  # the target's ChipFamily (tiletune.synthesis.families)
     vars: list[Var]
     env: dict[str, int]  # constants: runtime sizes, fixed/default constexprs, esize_*
     dtypes: dict[str, str]
@@ -184,13 +184,11 @@ class Space:
         return [v for v in self.vars if v.kind == "tile"]
 
     def bind(self, expr: Expr) -> Expr:
-        """Specialise an expression with the constants (and ``num_stages`` on Ascend)."""
+        """Specialise an expression with the constants (and ``num_stages`` as the family binds it)."""
         env: dict[str, Any] = {k: v for k, v in self.env.items()}
-        if self.target.is_ascend:
-            # a fixed multibuffer (check_config, fixed=) counts as much as a searched one
-            env[NUM_STAGES] = const(1) + sym(MULTIBUFFER) if self.has_var(MULTIBUFFER) else 1 + int(self.env.get(MULTIBUFFER, 0))
-        elif not self.has_var(NUM_STAGES) and NUM_STAGES in self.fixed:
-            env[NUM_STAGES] = int(self.fixed[NUM_STAGES])
+        stages = self.family.stage_binding(self)
+        if stages is not None:
+            env[NUM_STAGES] = stages
         return expr.substitute(env)
 
     def has_var(self, name: str) -> bool:
@@ -244,7 +242,7 @@ def _spec_exprs(spec: KernelSpec, with_grid: bool = True) -> list[Expr]:
 
 
 def _is_derived(name: str) -> bool:
-    return name.startswith("esize_") or name in (NUM_STAGES, NUM_WARPS, MULTIBUFFER)
+    return name.startswith("esize_") or name in (NUM_STAGES, NUM_WARPS, MULTIBUFFER, WGMMA)
 
 
 def required_shapes(spec: KernelSpec) -> list[str]:
@@ -321,15 +319,6 @@ def resolve_dtype(dtype: Optional[str], dtypes: Mapping[str, str], default: Opti
 
 
 # ----- building the space -----------------------------------------------------------
-def _nvidia_stage_domain(spec: KernelSpec) -> list[int]:
-    loads_in_loops = any(a.in_loop and a.kind == "load" for a in spec.accesses)
-    if not loads_in_loops:
-        return [1]  # nothing to pipeline: num_stages has no effect
-    if any(d.in_loop for d in spec.dots):
-        return [1, 2, 3, 4, 5, 6]
-    return [1, 2, 3, 4]
-
-
 def build_space(
     spec: KernelSpec,
     shapes: Optional[Mapping[str, int]],
@@ -338,9 +327,13 @@ def build_space(
     hints: Optional[Mapping[str, Sequence]] = None,
     fixed: Optional[Mapping[str, int]] = None,
     *,
+    family: Any,
     partial: bool = False,
 ) -> Space:
     """Variables and constants for ``spec`` (see the module docstring).
+
+    ``family`` is ``target``'s chip family (``tiletune.synthesis.families.family_of(target)``):
+    it gives the launch knobs searched and the values tiles may take.
 
     Raises :class:`SynthesisError` when runtime sizes or pointer dtypes are
     missing, naming the kernel and exactly what to pass.  With
@@ -435,8 +428,10 @@ def build_space(
             hi = numel_cap
             hi_why = f"{p.name} <= {numel_cap} (Triton's largest tensor)"
         values = _pow2_between(lo, hi)
-        if target.is_ascend:
-            vars_.append(_ascend_tile_var(spec, p, values, lo, hi, lo_why, hi_why, bound_val, target, norm_dtypes))
+        if not family.pow2_tiles:
+            min_esize = min((DTYPE_BYTES[d] for d in norm_dtypes.values()), default=4)
+            values = family.tile_values(spec, p, values, bound_val, target, lo, hi, min_esize)
+            vars_.append(Var(p.name, "tile", values, codes=list(values), param=p, lo=lo, hi=hi, lo_why=lo_why, hi_why=hi_why))
             continue
         vars_.append(
             Var(
@@ -464,35 +459,19 @@ def build_space(
         if k not in params:
             notes.append(f"hint {k!r} is not a parameter of {kname}; it is passed through to the configs")
 
-    # target knobs
-    if target.is_nvidia:
-        if NUM_STAGES not in fixed:
-            stages = [int(v) for v in hints[NUM_STAGES]] if NUM_STAGES in hints else _nvidia_stage_domain(spec)
-            vars_.append(Var(NUM_STAGES, "num_stages", stages, codes=list(stages), lo_why="software pipelining depth"))
-        if NUM_WARPS not in fixed:
-            max_warps = max(1, target.max_threads_per_block // target.warp_size)
-            warps = [int(v) for v in hints[NUM_WARPS]] if NUM_WARPS in hints else [w for w in (1, 2, 4, 8, 16, 32) if w <= max_warps]
-            vars_.append(Var(NUM_WARPS, "num_warps", warps, codes=list(warps), lo_why="warps per program"))
-        else:
-            env[NUM_WARPS] = int(fixed[NUM_WARPS])
-    else:
-        if MULTIBUFFER in fixed:
-            env[MULTIBUFFER] = int(bool(fixed[MULTIBUFFER]))
-        else:
-            if MULTIBUFFER in hints:
-                mb = [bool(v) for v in hints[MULTIBUFFER]]
-            elif any(a.in_loop and a.kind == "load" for a in spec.accesses):
-                mb = [False, True]
-            else:
-                mb = [False]  # no loop: nothing to double-buffer
-            vars_.append(Var(MULTIBUFFER, "multibuffer", mb, codes=[int(v) for v in mb], lo_why="double-buffered loads (num_stages 1 or 2)"))
-        for k in (NUM_WARPS, NUM_STAGES):
-            if k in hints:
-                notes.append(f"hint {k!r} ignored on {target.name} (Ascend uses multibuffer)")
+    # target knobs and the chip facts the analysis leaves symbolic
+    env.update(family.model_constants(target))
+    plan = family.knob_plan(spec, target, fixed, hints)
+    for d in plan.domains:
+        codes = [int(v) for v in d.values]
+        vars_.append(Var(d.name, d.kind, list(d.values), codes=codes, lo_why=d.why))
+    env.update(plan.env)
+    notes.extend(plan.notes)
 
     space = Space(
         spec=spec,
         target=target,
+        family=family,
         vars=vars_,
         env=env,
         dtypes=norm_dtypes,
@@ -511,21 +490,3 @@ def _intlike(v: Any) -> bool:
         return int(v) == v
     except (TypeError, ValueError):
         return False
-
-
-def _ascend_tile_var(spec, p: Param, values: list[int], lo: int, hi: int, lo_why: str, hi_why: str,
-                     bound_val: Optional[int], target: Target, dtypes: Mapping[str, str]) -> Var:
-    """A tiling parameter on Ascend: powers of two plus split sizes, none required (see :mod:`.ascend_space`).
-
-    A whole-extent (inner) tile keeps the covering power of two as its lower
-    bound (what Triton-Ascend's generator and liger-kernel's launchers use:
-    ``next_power_of_2(n_cols)``), although ``tl.arange(0, n_cols)`` itself
-    would compile there.
-    """
-    from .ascend_space import split_values
-
-    if bound_val is not None:
-        min_esize = min((DTYPE_BYTES[d] for d in dtypes.values()), default=4)
-        values = sorted(set(values) | set(split_values(spec, p, int(bound_val), target, lo, hi, min_esize)))
-    values = [v for v in values if lo <= v <= hi] or values
-    return Var(p.name, "tile", values, codes=list(values), param=p, lo=lo, hi=hi, lo_why=lo_why, hi_why=hi_why)

@@ -97,10 +97,11 @@ def _is_pow2(value: int) -> bool:
 
 
 def _target_takes_any_extent(target: str) -> bool:
-    """True for Ascend targets: Triton-Ascend's ``tl.arange`` takes any extent."""
+    """True for targets whose ``tl.arange`` takes any extent (Ascend: Triton-Ascend)."""
     try:
         from tiletune.synthesis import get_target
+        from tiletune.synthesis.families import family_of
 
-        return bool(get_target(target).is_ascend)
+        return bool(family_of(get_target(target)).any_arange_extent)
     except Exception:  # noqa: BLE001 - no synthesis or an unknown name: stock Triton's rule
         return False

@@ -24,7 +24,6 @@ from ...analysis.expr import Expr, cdiv, const, emax, emin, product, sym
 from ...analysis.model import DTYPE_BYTES, KernelSpec, Role
 from ...errors import SynthesisError
 from ..space import Space, resolve_dtype
-from . import ascend, nvidia
 from .conditions import parse_condition
 from .core import AccessTerm, Constraint, DotTerm, Model
 from .preds import Pred, Term, TermLike, pred_str
@@ -104,7 +103,7 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
     unknown symbol is dropped instead of raising.
     """
     b = Builder(space, strict)
-    family = ascend if space.target.is_ascend else nvidia
+    family = space.family.constraint_rules()
     _domains(b)
     access_terms, tile_numels = _accesses(b, family)
     dot_terms = _dots(b, family, tile_numels)

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping, Union
 import numpy as np
 
 from ...analysis.expr import Expr, const
-from ...analysis.expr import term_to_z3 as to_z3  # also takes Terms (neg, mod, pow)
+from ..z3_terms import term_to_z3 as to_z3  # also takes Terms (neg, mod, pow)
 
 __all__ = [
     "Term",

@@ -69,7 +69,7 @@ def programs(space: Space, notes: list[str]) -> tuple[Expr, str]:
         terms.append(cdiv(int(bound), value))
     axes = program_axes(spec)
     untiled = sorted(a for a in axes if a not in axes_tiled) if axes is not None else []
-    cores = space.target.cores if space.target.is_nvidia else (space.target.vector_cores or space.target.cores)
+    cores = space.family.program_cores(space.target)
     if terms and not untiled:
         return product(terms), "cdiv(bound, block) over the parallel tiling parameters"
     if terms:

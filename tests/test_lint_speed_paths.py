@@ -1,0 +1,100 @@
+"""The lint's fast paths give the same answers as the slow ones: positions per statement, many processes."""
+
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from tiletune.analysis.positions import LazyPositions, _nodes, whole_module_positions
+from tiletune.lint.registry import all_rules
+from tiletune.lint.runner import iter_python_files, lint_paths
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Statement shapes whose first line is easy to get wrong: header comments, comments between decorators,
+#: several statements on a line, one-line compound statements, continuations, a def after blank lines.
+TRICKY = textwrap.dedent('''\
+    #!/usr/bin/env python
+    # a header comment
+
+    """The module docstring."""
+    import triton; import triton.language as tl
+    X = (1 +
+         2)
+    Y = 3 \\
+        + 4
+
+    # a comment before the decorators
+    @triton.autotune(configs=[], key=["n"])
+    # a comment between decorators
+    @triton.jit
+    def k(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+    if X: Z = 1
+    class C:
+
+        def f(self):   # trailing comment
+            return k[(1,)](None, 4)
+    \f
+    def g():
+    \treturn 1
+    # a footer comment
+''')
+
+
+def _same_positions(source: str) -> int:
+    module = cst.parse_module(source)
+    full = whole_module_positions(module)
+    lazy = LazyPositions(module, source)
+    nodes = [n for stmt in reversed(module.body) for n in _nodes(stmt)]  # last statement first
+    checked = 0
+    for node in nodes:
+        if node in full:
+            assert lazy[node] == full[node], (type(node).__name__, cst.Module([]).code_for_node(node)[:60])
+            checked += 1
+    assert not lazy._all  # answered statement by statement, never by the whole-module pass
+    return checked
+
+
+def test_positions_per_statement_equal_the_whole_module_pass_on_tricky_statements():
+    assert _same_positions(TRICKY) > 100
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "fixtures").glob("*.py")), ids=lambda p: p.stem)
+def test_positions_per_statement_equal_the_whole_module_pass_on_the_fixtures(path):
+    assert _same_positions(path.read_text(encoding="utf-8")) > 0
+
+
+def test_a_source_the_statement_mapping_cannot_trust_falls_back_to_the_whole_pass():
+    source = "x = 1\r\ny = 2\r\n"
+    module = cst.parse_module(source)
+    lazy = LazyPositions(module, source)
+    assign = module.body[1].body[0]
+    assert lazy[assign] == whole_module_positions(module)[assign]
+    assert lazy._all
+
+
+def test_a_node_of_another_module_is_not_there_and_costs_no_whole_pass():
+    source = "x = 1\ny = 2\n"
+    module, other = cst.parse_module(source), cst.parse_module(source)
+    lazy = LazyPositions(module, source)
+    with pytest.raises(KeyError):
+        lazy[other.body[0]]
+    assert other.body[0] not in lazy and not lazy._all  # the resolver asks each module of a chain in turn
+    assert lazy[module.body[1]] == whole_module_positions(module)[module.body[1]]
+    assert lazy[module] == whole_module_positions(module)[module] and lazy._all
+
+
+def test_the_lint_says_the_same_in_one_process_and_in_many(tmp_path):
+    # every rule's INVALID examples, one file each, and the fixtures: many files, many findings
+    for rule in all_rules():
+        for i, example in enumerate(rule.invalid_examples()):
+            (tmp_path / f"{rule.code.lower()}_{i}.py").write_text(example.code, encoding="utf-8")
+    paths = [str(tmp_path), str(ROOT / "fixtures")]
+    assert len(list(iter_python_files(paths))) >= 32  # enough for the runner to start workers (8 files each)
+    one = [d.format_text() for d in lint_paths(paths, jobs=1)]
+    many = [d.format_text() for d in lint_paths(paths, jobs=2)]
+    assert len({line.split(": ")[1].split()[0] for line in one}) >= 8  # findings of many rules
+    assert one == many
