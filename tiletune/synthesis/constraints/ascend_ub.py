@@ -287,7 +287,7 @@ def ub_floor(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
     """
     g = spec.graph
     if g is None or g.number_of_nodes() == 0 or spec.span is None:
-        return None
+        return _load_floor(spec, dtypes, stages)
     structure = _structure(spec)
     loops, names = (structure[0], structure[2]) if structure is not None else ([], ({}, {}, [], None))
     if structure is not None:
@@ -313,6 +313,21 @@ def ub_floor(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
         line = a.get("line") or 0
         looped = a["kind"] == "load" and any(L[0] <= line <= L[1] for L in loops)
         sizes.append(b[0] * stages if looped else b[0])
+    if not sizes:
+        return None
+    return emax(*sizes) if len(sizes) > 1 else sizes[0]
+
+
+def _load_floor(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
+    """:func:`ub_floor` from the kernel's loads alone, for a spec without a dataflow graph: each vector
+    load's tile is a UB buffer (a GM->UB copy; ``stages`` slots in a loop), whatever the plan."""
+    sizes: list[Expr] = []
+    for a in spec.accesses:
+        if a.kind != "load" or a.feeds_dot or not a.shape or not _known_type(a.dtype, dtypes):
+            continue
+        b = _bytes_of(a.shape, a.dtype, dtypes)
+        if b is not None:
+            sizes.append(b[0] * stages if a.in_loop else b[0])
     if not sizes:
         return None
     return emax(*sizes) if len(sizes) > 1 else sizes[0]
