@@ -34,6 +34,7 @@ import argparse
 import ast
 import gc
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -400,20 +401,30 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "bench" / "results"))
     parser.add_argument("--before", default="", help="corpus.json of an earlier run, shown for comparison")
     parser.add_argument("--before-label", default="", help="what --before measured (a commit)")
+    parser.add_argument("--root", default="", help="measure the libraries unpacked under this folder "
+                        "(each as <root>/<anything>/[<anything>/]<package>/__init__.py) instead of the dev corpus")
+    parser.add_argument("--library", action="append", default=[],
+                        help="package name to measure (repeatable; default: the dev corpus's five)")
+    parser.add_argument("--stem", default="corpus", help="file name stem of the report: <out>/<stem>.{json,md}")
+    parser.add_argument("--no-synth", action="store_true", help="skip the synth-configs top-1 check")
     args = parser.parse_args()
+    if args.root:
+        os.environ["TILETUNE_CORPUS"] = str(Path(args.root).resolve())
     if args.time_only:
         time_only(args.checkout)
         return
-    missing = [p for p in corpus.LIBRARIES if corpus.library_root(p) is None]
+    libraries = args.library or list(corpus.LIBRARIES)
+    missing = [p for p in libraries if corpus.library_root(p) is None]
     if missing:
-        sys.exit(f"corpus not fetched ({', '.join(missing)}): run bash bench/fetch_corpus.sh")
+        sys.exit(f"libraries not found under {corpus.corpus_dir()} ({', '.join(missing)}): run bash "
+                 "bench/fetch_corpus.sh, or pass --root DIR holding <DIR>/<name>/<package>/__init__.py")
     baseline = {k: float(v) for k, v in (x.split("=") for x in args.baseline.split(",") if x)}
-    rows = [measure_library(p) for p in corpus.LIBRARIES]
+    rows = [measure_library(p, synth=not args.no_synth) for p in libraries]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "corpus.json").write_text(json.dumps({"rows": rows, "baseline_s": baseline}, indent=1, default=str) + "\n")
+    (out / f"{args.stem}.json").write_text(json.dumps({"rows": rows, "baseline_s": baseline}, indent=1, default=str) + "\n")
     before = json.loads(Path(args.before).read_text())["rows"] if args.before else None
-    (out / "corpus.md").write_text(to_markdown(rows, baseline, before, args.before_label) + "\n")
+    (out / f"{args.stem}.md").write_text(to_markdown(rows, baseline, before, args.before_label) + "\n")
     for r in rows:
         print({k: v for k, v in r.items() if k != "details"})
 

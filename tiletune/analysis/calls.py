@@ -173,7 +173,9 @@ class CallOps:
         if name == "pointer_type":  # ``tl.pointer_type(tl.int64)``: "ptrto:int64"
             pos, kws = self._eval_args(node)
             elem = pos[0] if pos else kws.get("element_ty")
-            known = elem is not None and elem.kind == "dtype" and elem.dtype is not None and ":" not in elem.dtype
+            # a named dtype, or a parameter's element type (``tl.pointer_type(out_ptr.dtype.element_ty)``)
+            known = elem is not None and elem.kind == "dtype" and elem.dtype is not None and (
+                ":" not in elem.dtype or (elem.dtype.startswith("elem:") and elem.dtype.count(":") == 1))
             return Val(kind="dtype", shape=None, dtype=f"ptrto:{elem.dtype}" if known else None)
         pos, kws = self._eval_args(node)
         mathy = "libdevice" in parts or "math" in parts
