@@ -23,3 +23,15 @@ def test_address_cast_to_a_parameters_element_type():
     rows = [(a.kind, a.pointer, a.dtype, [str(d) for d in a.shape]) for a in spec.accesses if a.shape]
     assert rows == [("load", None, "elem:out_ptr", ["BLOCK"]), ("store", "out_ptr", "elem:out_ptr", ["BLOCK"])]
     assert [p.name for p in spec.tiling_params] == ["BLOCK"]
+
+
+def test_launch_whose_kernel_is_imported_inside_the_launching_function():
+    # ``from ._kernels.rotary import rotary_kernel`` in the function body, then BLOCK=block at the launch
+    from tiletune.analysis.tunability import tunability
+
+    spec = _kernel("ops/_kernels/rotary", "rotary_kernel")
+    assert spec.complete, spec.incomplete
+    assert [p.name for p in spec.tiling_params] == ["BLOCK"]
+    assert [(s.file.endswith("ops/rotary.py"), sorted(s.fixed)) for s in spec.project_launches] == [(True, ["BLOCK"])]
+    verdict = tunability(spec)
+    assert verdict.tuned == () and verdict.fixed["BLOCK"].startswith("passed at launch")

@@ -554,19 +554,25 @@ def project_launch_calls(kernel_file: str, kernel_name: str) -> Iterator[tuple[M
             index = load_module(path)
         except (AnalysisError, OSError):
             continue
-        local = _imported_as(index, kernel_name, me)
-        if not local:
+        local = _imported_as(index, kernel_name, me, index.imports.items())
+        scoped = [(scope, name, ImportRef(level, mod, what)) for scope, name, level, mod, what in index.scan.scoped_imports]
+        if not local and not scoped:
             continue
-        for _, call, _ in index.scan.launch_calls:  # every ``x[...](...)`` of the module
+        for scope, call, _ in index.scan.launch_calls:  # every ``x[...](...)`` of the module
             q = dotted_name(call.func.value)
-            if q is not None and q in local:
+            if q is None:
+                continue
+            # an import inside the launching function (or a function around it) binds the name there
+            inner = [(name, ref) for where, name, ref in scoped if scope[:len(where)] == where]
+            if q in local or (inner and q in _imported_as(index, kernel_name, me, inner)):
                 yield index, call
 
 
-def _imported_as(index: ModuleIndex, kernel_name: str, kernel_file: str) -> set[str]:
-    """Local names (``k`` or ``mod.k``) by which ``index`` reaches ``kernel_name`` of ``kernel_file``."""
+def _imported_as(index: ModuleIndex, kernel_name: str, kernel_file: str,
+                 imports: Iterable[tuple[str, ImportRef]]) -> set[str]:
+    """Local names (``k`` or ``mod.k``) by which ``imports`` (of ``index``) reach ``kernel_name`` of ``kernel_file``."""
     names: set[str] = set()
-    for local, ref in index.imports.items():
+    for local, ref in imports:
         path, _ = find_module(index.path, ref.level, ref.module)
         if ref.name is None:
             if path is not None and os.path.abspath(path) == kernel_file:

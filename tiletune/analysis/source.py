@@ -209,6 +209,8 @@ class ModuleScan:
         # name -> [(order, value or None when not a plain ``name = value``)]
         self.assigns: dict[ScopeKey, dict[str, list[tuple[int, Optional[cst.BaseExpression]]]]] = {}
         self.launch_calls: list[tuple[ScopeKey, cst.Call, int]] = []
+        # imports inside a function or class: (scope, local name, level, module, name or None for a module)
+        self.scoped_imports: list[tuple[ScopeKey, str, int, str, Optional[str]]] = []
         self._walk(module)
 
     def _walk(self, node: cst.CSTNode) -> None:
@@ -278,7 +280,25 @@ class ModuleScan:
         self._scope.pop()
 
     # imports
+    def _scoped_import(self, node: cst.CSTNode) -> None:
+        """Record an import made inside a function (``from ._kernels import k`` in the launching function)."""
+        if not self._scope:
+            return
+        scope = tuple(self._scope)
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted_name(alias.name) or ""
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    self.scoped_imports.append((scope, alias.asname.name.value, 0, full, None))
+        elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+            mod = dotted_name(node.module) if node.module is not None else ""
+            for alias in node.names:
+                name = dotted_name(alias.name) or ""
+                local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+                self.scoped_imports.append((scope, local, len(node.relative), mod or "", name))
+
     def visit_Import(self, node: cst.Import) -> None:
+        self._scoped_import(node)
         for alias in node.names:
             full = dotted_name(alias.name) or ""
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -290,6 +310,7 @@ class ModuleScan:
                 self._enables = True
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._scoped_import(node)
         if node.relative or node.module is None:
             return
         mod = dotted_name(node.module) or ""
