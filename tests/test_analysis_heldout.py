@@ -35,3 +35,12 @@ def test_launch_whose_kernel_is_imported_inside_the_launching_function():
     assert [(s.file.endswith("ops/rotary.py"), sorted(s.fixed)) for s in spec.project_launches] == [(True, ["BLOCK"])]
     verdict = tunability(spec)
     assert verdict.tuned == () and verdict.fixed["BLOCK"].startswith("passed at launch")
+
+
+def test_integer_view_of_a_float_through_get_int_dtype():
+    # tl.core.get_int_dtype(bitwidth=x.dtype.primitive_bitwidth, signed=True) is int32 for an fp32 tile
+
+    spec = _kernel("bitcast", "negate_bits_kernel")
+    assert spec.complete, spec.incomplete
+    assert [(a.kind, [str(d) for d in a.shape]) for a in spec.accesses] == [("load", ["BLOCK"]), ("store", ["BLOCK"])]
+    assert "int32" in {data.get("dtype") for _, data in spec.graph.nodes(data=True)}

@@ -7,6 +7,7 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from .expr import const
+from .model import DTYPE_BYTES
 from .values import NONE, TL_DTYPES, UNKNOWN, Val, join_vals
 from .cst_text import dotted_name, node_text, root_name
 from .ops import HANDLERS
@@ -170,6 +171,14 @@ class CallOps:
         if name in TL_DTYPES and name not in ELEMENTWISE:
             self._eval_args(node)
             return Val(kind="dtype", shape=None, dtype=TL_DTYPES[name])
+        if name == "get_int_dtype":  # ``tl.core.get_int_dtype(bitwidth=32, signed=True)``: a dtype
+            pos, kws = self._eval_args(node)
+            bits = pos[0] if pos else kws.get("bitwidth")
+            signed = pos[1] if len(pos) > 1 else kws.get("signed")
+            known = bits is not None and isinstance(bits.literal, int) and signed is not None \
+                and isinstance(signed.literal, bool)
+            dtype = f"{'' if signed.literal else 'u'}int{bits.literal}" if known else None
+            return Val(kind="dtype", shape=None, dtype=dtype if dtype in DTYPE_BYTES else None)
         if name == "pointer_type":  # ``tl.pointer_type(tl.int64)``: "ptrto:int64"
             pos, kws = self._eval_args(node)
             elem = pos[0] if pos else kws.get("element_ty")

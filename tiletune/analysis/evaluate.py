@@ -7,6 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from .expr import Expr, const, product
+from .model import DTYPE_BYTES
 from .values import NONE, TL_DTYPES, UNKNOWN, Val, align_dims, broadcast_shapes, is_float, join_vals, promote
 from .cst_text import BINOP_TEXT, dotted_name, node_text, root_name
 from .trace import EMPTY, ScratchRec, offset_anchors
@@ -420,5 +421,9 @@ class ExprEval:
         if attr == "numel" and base.kind == "value" and base.shape is not None:
             return Val(shape=(), expr=product(list(base.shape)), weak=True, dtype="int32")
         if attr in ("primitive_bitwidth", "itemsize"):
-            return Val(shape=(), weak=True)
+            size = DTYPE_BYTES.get(base.dtype or "") if base.kind == "dtype" else None
+            if size is None:
+                return Val(shape=(), weak=True)
+            value = (1 if base.dtype == "int1" else 8 * size) if attr == "primitive_bitwidth" else size
+            return Val(shape=(), expr=const(value), dtype="int32", weak=True, literal=value)
         return Val(kind="other", shape=None)
