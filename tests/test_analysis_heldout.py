@@ -39,8 +39,22 @@ def test_launch_whose_kernel_is_imported_inside_the_launching_function():
 
 def test_integer_view_of_a_float_through_get_int_dtype():
     # tl.core.get_int_dtype(bitwidth=x.dtype.primitive_bitwidth, signed=True) is int32 for an fp32 tile
-
     spec = _kernel("bitcast", "negate_bits_kernel")
     assert spec.complete, spec.incomplete
     assert [(a.kind, [str(d) for d in a.shape]) for a in spec.accesses] == [("load", ["BLOCK"]), ("store", ["BLOCK"])]
     assert "int32" in {data.get("dtype") for _, data in spec.graph.nodes(data=True)}
+
+
+def test_view_to_a_shape_computed_from_the_tiles_own_size_and_back():
+    # tl.reshape(x, [x.numel >> (level + 1), 2, 2 ** level]) ... tl.reshape(..., x.shape): the views in between
+    # have shapes the reader cannot evaluate, but nothing is loaded, stored or multiplied through them
+    spec = _kernel("butterfly", "butterfly_kernel")
+    assert spec.complete, spec.incomplete
+    assert [(a.kind, [str(d) for d in a.shape]) for a in spec.accesses] == [("load", ["BLOCK"]), ("store", ["BLOCK"])]
+    assert [p.name for p in spec.tiling_params] == ["BLOCK"]
+
+
+def test_access_through_a_view_of_unknown_shape_stays_incomplete():
+    spec = _kernel("butterfly", "butterfly_store_kernel")
+    assert not spec.complete
+    assert any(r.startswith("unknown access shape: store of y_ptr") for r in spec.incomplete), spec.incomplete

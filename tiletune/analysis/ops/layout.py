@@ -58,6 +58,15 @@ class LayoutOps:
             shape = self.shape_arg(kws.get("shape"))
         what = {"reshape": "reshape shape", "view": "view shape", "broadcast_to": "tl.broadcast_to shape"}[name]
         self._shape_evidence(shape, what, self.line(node))
+        if shape is None and x.kind == "value" and self._opaque_shape(rest, kws):
+            # a shape computed from the tile's own shape by arithmetic the reader cannot evaluate (a bitonic
+            # sort's [n_outer * 2**i, 2, 2**(n_dims - i - 1)]): a tile of unknown shape, no gap here; a load,
+            # store or dot it reaches has no shape and makes the kernel INCOMPLETE there
+            nid = self.add_node("other", node, None, x.dtype, (x,))
+            if name != "broadcast_to":
+                if x.shape is not None:
+                    self.trace.scratch.append(ScratchRec("reshape", nid, x.shape, x.dtype, None, self.line(node), self.in_loop()))
+            return Val(shape=None, dtype=x.dtype, node=nid, loads=x.loads, direct=x.direct, accs=x.accs, params=x.params)
         if shape is None or x.kind != "value":
             self.gap(node, "unknown access shape", f"shape of {node_text(node)} not understood")
             return UNKNOWN
@@ -74,6 +83,17 @@ class LayoutOps:
             params=x.params,
             tiles=x.tiles if name == "broadcast_to" else EMPTY,
         )
+
+    def _opaque_shape(self, rest: list[Val], kws: dict) -> bool:
+        """True when a shape argument is a list of integer scalars of unknown value that no constexpr
+        parameter flows into (so no tile size is lost by not knowing it)."""
+        arg = rest[0] if len(rest) == 1 else Val(kind="tuple", shape=None, items=tuple(rest)) if rest else kws.get("shape")
+        if arg is None or arg.kind != "tuple" or not arg.items:
+            return False
+        for it in arg.items:
+            if it.kind != "value" or it.shape != () or it.params & self.constexprs or it.tiles:
+                return False
+        return True
 
     def op_expand_dims(self, a: dict, pos, kws, node: cst.Call) -> Val:
         x = a.get("input", UNKNOWN)
