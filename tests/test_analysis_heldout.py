@@ -58,3 +58,42 @@ def test_access_through_a_view_of_unknown_shape_stays_incomplete():
     spec = _kernel("butterfly", "butterfly_store_kernel")
     assert not spec.complete
     assert any(r.startswith("unknown access shape: store of y_ptr") for r in spec.incomplete), spec.incomplete
+
+
+def test_compile_time_questions_about_the_element_type():
+    # x_ptr.type.element_ty, a @triton.constexpr_function accumulator type, dtype.value.is_floating(),
+    # dtype.int_bitwidth in a scalar fill helper, and an `if dtype.is_floating()` around the stores
+    spec = _kernel("dtype_queries", "rowmax_sum_kernel")
+    assert spec.complete, spec.incomplete
+    assert [p.name for p in spec.tiling_params] == ["BLOCK_R", "BLOCK_C"]
+    assert [(a.kind, a.pointer, [str(d) for d in a.shape]) for a in spec.accesses] == [
+        ("load", "x_ptr", ["BLOCK_R", "BLOCK_C"]), ("store", "max_ptr", ["BLOCK_R"]),
+        ("store", "sum_ptr", ["BLOCK_R"]), ("store", "sum_ptr", ["BLOCK_R"])]
+
+
+def test_dtype_named_by_a_string():
+    spec = _kernel("dtype_queries", "radix_digit_kernel")
+    assert spec.complete, spec.incomplete
+    assert [p.name for p in spec.tiling_params] == ["BLOCK"]
+
+
+def test_dtype_predicates_answer_as_triton_does():
+    import triton.language as tl
+
+    from tiletune.analysis.ops.dtypes import PREDICATES, dtype_named, dtype_predicate
+    from tiletune.analysis.values import TL_DTYPES
+
+    checked = 0
+    for tl_name, ours in TL_DTYPES.items():
+        if not hasattr(tl, tl_name) or tl_name.startswith(("float8e4b8", "float8e5b16")):
+            continue
+        live = getattr(tl, tl_name)
+        for method in sorted(PREDICATES):
+            try:
+                answer = getattr(live, method)()
+            except (AttributeError, RuntimeError, TypeError):  # not a question this Triton answers for a dtype
+                continue
+            assert dtype_predicate(ours, method) == answer, (tl_name, method)
+            checked += 1
+    assert checked > 100
+    assert dtype_named("uint32") == "uint32" and dtype_named("float16") == "fp16" and dtype_named(None) is None

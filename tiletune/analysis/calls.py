@@ -11,6 +11,7 @@ from .model import DTYPE_BYTES
 from .values import NONE, TL_DTYPES, UNKNOWN, Val, join_vals
 from .cst_text import dotted_name, node_text, root_name
 from .ops import HANDLERS
+from .ops.dtypes import PREDICATES, dtype_named, dtype_predicate
 from .ops.tables import ELEMENTWISE, NO_VALUE, PASS_THROUGH, REDUCTIONS, SCANS, SIGS, TL_ROOTS, VARARG_SHAPE_OPS
 
 __all__ = ["CallOps"]
@@ -73,6 +74,10 @@ class CallOps:
         if name in ("load", "store") and recv.kind == "value" and recv.shape == () and recv.node is not None and recv.node.startswith("param:"):
             # a host-side tensor descriptor passed as an argument
             return self.descriptor_op(self.host_descriptor(recv, name, pos, kws, node), name, pos, kws, node)
+        if name in PREDICATES and recv.kind in ("dtype", "other"):  # ``x.dtype.is_floating()``: a compile-time bool
+            answer = dtype_predicate(recv.dtype if recv.kind == "dtype" else None, name)
+            return Val(shape=(), dtype="int1", weak=True, literal=answer,
+                       expr=const(int(answer)) if answer is not None else None)
         if recv.kind not in ("value",):
             if recv.kind == "tuple" and name in ("index", "count"):
                 return Val(shape=(), weak=True)
@@ -179,6 +184,10 @@ class CallOps:
                 and isinstance(signed.literal, bool)
             dtype = f"{'' if signed.literal else 'u'}int{bits.literal}" if known else None
             return Val(kind="dtype", shape=None, dtype=dtype if dtype in DTYPE_BYTES else None)
+        if name == "dtype":  # ``tl.dtype("uint32")``, ``tl.dtype(f"uint{bits}")``: a dtype
+            pos, kws = self._eval_args(node)
+            text = pos[0] if pos else kws.get("name")
+            return Val(kind="dtype", shape=None, dtype=dtype_named(text.literal) if text is not None else None)
         if name == "pointer_type":  # ``tl.pointer_type(tl.int64)``: "ptrto:int64"
             pos, kws = self._eval_args(node)
             elem = pos[0] if pos else kws.get("element_ty")

@@ -396,7 +396,10 @@ class ExprEval:
         base = self.ev(node.value)
         if attr == "T":
             return self.permute(base, None, node)
-        if attr == "dtype":
+        if attr == "value" and base.kind == "dtype":  # ``tl.constexpr(dtype).value``: the dtype itself
+            return base
+        if attr == "dtype" or (attr == "type" and base.kind == "value" and (base.pointer or base.ptrs)):
+            # ``ptr.type.element_ty`` reads a pointer's type as ``ptr.dtype.element_ty`` does
             if base.kind == "value" and base.shape == () and base.ptrs and base.dtype is None:
                 p = self.choose_pointer(base)
                 if p is not None:
@@ -420,6 +423,8 @@ class ExprEval:
             return Val(kind="tuple", shape=None, items=tuple(Val(shape=(), expr=d, weak=True, dtype="int32") for d in base.shape))
         if attr == "numel" and base.kind == "value" and base.shape is not None:
             return Val(shape=(), expr=product(list(base.shape)), weak=True, dtype="int32")
+        if attr == "int_bitwidth" and base.kind == "dtype" and (base.dtype or "").startswith(("int", "uint")):
+            attr = "primitive_bitwidth"
         if attr in ("primitive_bitwidth", "itemsize"):
             size = DTYPE_BYTES.get(base.dtype or "") if base.kind == "dtype" else None
             if size is None:

@@ -27,7 +27,7 @@ import libcst as cst
 
 from ..errors import AnalysisError
 from ..files import read_regular_bytes
-from .source import ModuleScan, SourceInfo, dotted_name, is_jit_def, iter_nodes, module_constants, parse, positions_of, read_source
+from .source import ModuleScan, SourceInfo, dotted_name, is_compile_time_def, is_jit_def, iter_nodes, module_constants, parse, positions_of, read_source
 
 __all__ = ["ModuleIndex", "load_module", "Resolution", "resolve_helpers", "package_root", "project_launch_calls"]
 
@@ -131,7 +131,7 @@ def index_module(source: str, path: Optional[str], module: Optional[cst.Module] 
     info = SourceInfo(module, positions, path, scan.imports)
     index = ModuleIndex(path=path or "<source>", info=info, scan=scan, constants=module_constants(module, scan, info))
     for scope, func in scan.functions:
-        if not scope and is_jit_def(func):
+        if not scope and (is_jit_def(func) or is_compile_time_def(func)):
             index.jit_defs.setdefault(func.name.value, func)
     for name, entries in scan.assigns.get((), {}).items():
         # ``round_fn = round_fn_nvidia`` (often under if/else per platform): the first

@@ -25,7 +25,7 @@ from ..errors import AnalysisError
 from ..files import UnreadableFileError, read_regular_bytes
 from .model import Span
 
-__all__ = ["is_jit_def", "iter_nodes", "SourceInfo", "ModuleScan", "ScopeKey", "read_source", "parse", "positions_of", "module_constants",
+__all__ = ["is_jit_def", "is_compile_time_def", "iter_nodes", "SourceInfo", "ModuleScan", "ScopeKey", "read_source", "parse", "positions_of", "module_constants",
            "dotted_name"]
 
 _LIBCST_WHERE = re.compile(r"error at (\d+):(\d+)")
@@ -161,6 +161,18 @@ def is_jit_def(func: cst.FunctionDef) -> bool:
         expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
         name = expr.attr.value if isinstance(expr, cst.Attribute) else getattr(expr, "value", None)
         if name == "jit":
+            return True
+    return False
+
+
+def is_compile_time_def(func: cst.FunctionDef) -> bool:
+    """True when ``func`` is a compile-time function a jit function may call: decorated
+    ``@triton.constexpr_function`` or ``@tl.constexpr`` (Python run while Triton specialises the
+    caller, on dtypes and constexpr values), read like a jit helper."""
+    for d in func.decorators:
+        expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+        name = expr.attr.value if isinstance(expr, cst.Attribute) else getattr(expr, "value", None)
+        if name in ("constexpr_function", "constexpr"):
             return True
     return False
 
