@@ -97,3 +97,10 @@ def test_dtype_predicates_answer_as_triton_does():
             checked += 1
     assert checked > 100
     assert dtype_named("uint32") == "uint32" and dtype_named("float16") == "fp16" and dtype_named(None) is None
+
+
+def test_philox_random_bits():
+    # r0, r1, r2, r3 = tl.philox(seed, c0, c1, c2, c3): four tiles of the counters' shape
+    spec = _kernel("random_bits", "keep_mask_kernel")
+    assert spec.complete, spec.incomplete
+    assert [[str(d) for d in a.shape] for a in spec.accesses] == [["BLOCK"]] * 4

@@ -62,6 +62,12 @@ HANDLERS: dict[str, Callable] = {
     "randn": _h("op_random"),
     "randint": _h("op_random"),
     "randint4x": _h("op_random"),
+    "rand4x": _h("op_random"),
+    "randn4x": _h("op_random"),
+    "philox": _h("op_philox"),
+    "philox_impl": _h("op_philox"),
+    "uint_to_uniform_float": _h("op_philox"),
+    "pair_uniform_to_normal": _h("op_philox"),
     "inline_asm_elementwise": _h("op_inline_asm"),
 }
 
