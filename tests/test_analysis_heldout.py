@@ -104,3 +104,11 @@ def test_philox_random_bits():
     spec = _kernel("random_bits", "keep_mask_kernel")
     assert spec.complete, spec.incomplete
     assert [[str(d) for d in a.shape] for a in spec.accesses] == [["BLOCK"]] * 4
+
+
+def test_math_functions_chosen_at_import_and_re_exported():
+    # exp = _choose_exp() (returns tldevice.fast_expf or tl.exp); math_shim = libdevice after a failed
+    # vendor import; both re-exported by the package's __init__
+    spec = _kernel("ops/activations", "softplus_cube_kernel")
+    assert spec.complete, spec.incomplete
+    assert [[str(d) for d in a.shape] for a in spec.accesses] == [["BLOCK"], ["BLOCK"]]

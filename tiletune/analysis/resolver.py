@@ -281,15 +281,43 @@ def _is_stub(func: cst.FunctionDef) -> bool:
 
 def _triton_alias(index: ModuleIndex, name: str) -> Optional[TritonAlias]:
     """The Triton function a module-level ``name = <dotted name>`` binds (the first such
-    assignment: platform variants under ``if``/``else`` share a meaning), else None."""
+    assignment: platform variants under ``if``/``else`` share a meaning), else None.
+
+    The value may also choose between Triton functions (``tl.exp if FAST else tldevice.exp``) or
+    call a plain module-level function without arguments whose every return does
+    (``exp = get_exp()``): the first choice stands for the name, as the variants share a meaning."""
     for _, value in index.scan.assigns.get((), {}).get(name, []):
-        dotted = dotted_name(value) if isinstance(value, (cst.Attribute, cst.Name)) else None
-        if dotted is None or dotted == name:
-            continue
-        full, _ = index.info.resolve(dotted)
-        if full.split(".")[0] == "triton" and "." in full:
-            return TritonAlias(full)
+        targets = _triton_targets(index, value, name)
+        if targets:
+            return TritonAlias(targets[0])
     return None
+
+
+def _triton_targets(index: ModuleIndex, value: Optional[cst.BaseExpression], name: str,
+                    follow_calls: bool = True) -> list[str]:
+    """Full dotted names of the Triton functions ``value`` may be, in source order; empty unless
+    every choice it makes is one."""
+    if isinstance(value, cst.IfExp):
+        body = _triton_targets(index, value.body, name, follow_calls)
+        orelse = _triton_targets(index, value.orelse, name, follow_calls)
+        return body + orelse if body and orelse else []
+    if isinstance(value, cst.Call) and follow_calls and not value.args and isinstance(value.func, cst.Name):
+        func = index.scan.defs.get((), {}).get(value.func.value)
+        if func is None or is_jit_def(func) or func.decorators:
+            return []
+        returns = [n for n in iter_nodes(func.body) if isinstance(n, cst.Return)]
+        out: list[str] = []
+        for ret in returns:
+            found = _triton_targets(index, ret.value, name, follow_calls=False)
+            if not found:
+                return []
+            out.extend(found)
+        return out
+    dotted = dotted_name(value) if isinstance(value, (cst.Attribute, cst.Name)) else None
+    if dotted is None or dotted == name:
+        return []
+    full, _ = index.info.resolve(dotted)
+    return [full] if full.split(".")[0] == "triton" and "." in full else []
 
 
 def _called_names(func: cst.FunctionDef) -> tuple[set[str], set[str]]:
@@ -444,6 +472,8 @@ class _Walker:
                 self._add(q, mod, value, depth)
             elif isinstance(value, TritonAlias) and len(parts) == 1:
                 self.out.aliases.setdefault(q, value.target)
+            elif isinstance(value, TritonAlias):  # ``shim = triton.language.extra.libdevice``; ``shim.pow(x, 3)``
+                self.out.aliases.setdefault(q, ".".join([value.target] + parts[1:]))
         for n in sorted(names - local_params):
             if n in index.jit_defs or n in self.out.constants:
                 continue
