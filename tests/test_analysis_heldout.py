@@ -112,3 +112,12 @@ def test_math_functions_chosen_at_import_and_re_exported():
     spec = _kernel("ops/activations", "softplus_cube_kernel")
     assert spec.complete, spec.incomplete
     assert [[str(d) for d in a.shape] for a in spec.accesses] == [["BLOCK"], ["BLOCK"]]
+
+
+def test_view_whose_factor_comes_from_a_constexpr_and_an_unrolled_level():
+    # tl.reshape(x, (BLOCK // (2 * STRIDE), 2, STRIDE)) with STRIDE = 1 << (LOG_N - 1 - level): LOG_N only
+    # shapes views that are viewed back to (BLOCK,), so it is no tiling parameter
+    spec = _kernel("butterfly", "walsh_kernel")
+    assert spec.complete, spec.incomplete
+    assert [p.name for p in spec.tiling_params] == ["BLOCK"]
+    assert [[str(d) for d in a.shape] for a in spec.accesses] == [["BLOCK"], ["BLOCK"]]

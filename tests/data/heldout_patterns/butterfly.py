@@ -35,3 +35,23 @@ def butterfly_store_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
         groups: tl.constexpr = x.numel >> (level + 1)
         view: tl.constexpr = [groups, 2, 2 ** level]
         tl.store(y_ptr + tl.reshape(offs, view), tl.reshape(x, view))
+
+
+@triton.jit
+def _sum_difference_stage(x, BLOCK: tl.constexpr, STRIDE: tl.constexpr):
+    groups: tl.constexpr = BLOCK // (2 * STRIDE)
+    y = tl.permute(tl.reshape(x, (groups, 2, STRIDE)), (0, 2, 1))
+    a, b = tl.split(y)
+    y = tl.permute(tl.join(a + b, a - b), (0, 2, 1))
+    return tl.reshape(y, (BLOCK,))
+
+
+@triton.jit
+def walsh_kernel(x_ptr, y_ptr, stride_row, BLOCK: tl.constexpr, LOG_N: tl.constexpr):
+    # the stride of each stage comes from an unrolled level and the LOG_N constexpr: a view factor only
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride_row + cols)
+    for level in tl.static_range(LOG_N):
+        x = _sum_difference_stage(x, BLOCK, 1 << (LOG_N - 1 - level))
+    tl.store(y_ptr + row * stride_row + cols, x)

@@ -85,15 +85,13 @@ class LayoutOps:
         )
 
     def _opaque_shape(self, rest: list[Val], kws: dict) -> bool:
-        """True when a shape argument is a list of integer scalars of unknown value that no constexpr
-        parameter flows into (so no tile size is lost by not knowing it)."""
+        """True when a shape argument is a tuple or list of integer scalars, some of unknown value (a view
+        of a tile: the constexprs in it are view factors, and tile sizes only where a tile they shape
+        is loaded, stored or multiplied, which is a gap)."""
         arg = rest[0] if len(rest) == 1 else Val(kind="tuple", shape=None, items=tuple(rest)) if rest else kws.get("shape")
         if arg is None or arg.kind != "tuple" or not arg.items:
             return False
-        for it in arg.items:
-            if it.kind != "value" or it.shape != () or it.params & self.constexprs or it.tiles:
-                return False
-        return True
+        return all(it.kind == "value" and it.shape == () and not it.pointer for it in arg.items)
 
     def op_expand_dims(self, a: dict, pos, kws, node: cst.Call) -> Val:
         x = a.get("input", UNKNOWN)
