@@ -121,3 +121,10 @@ def test_view_whose_factor_comes_from_a_constexpr_and_an_unrolled_level():
     assert spec.complete, spec.incomplete
     assert [p.name for p in spec.tiling_params] == ["BLOCK"]
     assert [[str(d) for d in a.shape] for a in spec.accesses] == [["BLOCK"], ["BLOCK"]]
+
+
+def test_function_taken_from_a_math_module_with_a_jit_fallback():
+    # gauss_error = getattr(math_shim, "erf", _erf_fallback): the fallback, a jit function, stands for the name
+    spec = _kernel("ops/activations", "gelu_erf_kernel")
+    assert spec.complete, spec.incomplete
+    assert [[str(d) for d in a.shape] for a in spec.accesses] == [["BLOCK"], ["BLOCK"]]

@@ -137,6 +137,9 @@ def index_module(source: str, path: Optional[str], module: Optional[cst.Module] 
         # ``round_fn = round_fn_nvidia`` (often under if/else per platform): the first
         # jit function assigned stands for the name; the variants share a signature.
         for _, value in entries:
+            if (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "getattr"
+                    and len(value.args) == 3):
+                value = value.args[2].value  # ``f = getattr(libdevice, "lgamma", _lgamma_fallback)``: the fallback
             if isinstance(value, cst.Name) and value.value in index.jit_defs:
                 index.jit_defs.setdefault(name, index.jit_defs[value.value])
                 break
