@@ -128,3 +128,10 @@ def test_function_taken_from_a_math_module_with_a_jit_fallback():
     spec = _kernel("ops/activations", "gelu_erf_kernel")
     assert spec.complete, spec.incomplete
     assert [[str(d) for d in a.shape] for a in spec.accesses] == [["BLOCK"], ["BLOCK"]]
+
+
+def test_cat_of_two_tiles():
+    spec = _kernel("random_bits", "two_halves_count_kernel")
+    assert spec.complete, spec.incomplete
+    assert [[str(d) for d in a.shape] for a in spec.accesses] == [["BLOCK"], ["BLOCK"], []]
+    assert "['2 * BLOCK']" in {str(data.get("shape")) for _, data in spec.graph.nodes(data=True)}

@@ -15,3 +15,11 @@ def keep_mask_kernel(out_ptr, n, p, seed, offset, BLOCK: tl.constexpr):
     u, v = tl.pair_uniform_to_normal(tl.uint_to_uniform_float(r2), tl.uint_to_uniform_float(r3))
     tl.store(out_ptr + 2 * BLOCK + base, u > p, mask=base + 2 * BLOCK < n)
     tl.store(out_ptr + 3 * BLOCK + base, v > p, mask=base + 3 * BLOCK < n)
+
+
+@triton.jit
+def two_halves_count_kernel(a_ptr, b_ptr, out_ptr, threshold, BLOCK: tl.constexpr):
+    # tl.cat joins two 1-D tiles end to end (the order may change: only a reduction reads it)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    both = tl.cat(tl.load(a_ptr + offs), tl.load(b_ptr + offs), can_reorder=True)
+    tl.store(out_ptr + tl.program_id(0), tl.sum((both > threshold).to(tl.int32), axis=0))

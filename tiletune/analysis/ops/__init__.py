@@ -50,6 +50,7 @@ HANDLERS: dict[str, Callable] = {
     "store_tensor_descriptor": lambda self, a, pos, kws, node: self.op_descriptor_call("store", pos, kws, node),
     "expand_dims": _h("op_expand_dims"),
     "join": _h("op_join"),
+    "cat": _h("op_cat"),
     "interleave": _h("op_interleave"),
     "split": _h("op_split"),
     "ravel": _h("op_ravel"),

@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from ..expr import const
-from ..values import UNKNOWN, Val, broadcast_shapes, promote
+from ..values import UNKNOWN, Val, broadcast_shapes, collect, promote
 from ..cst_text import node_text
 from ..trace import EMPTY, ScratchRec
 
@@ -124,6 +124,19 @@ class LayoutOps:
         nid = self.add_node("other", node, shape, dtype, (x, y))
         self.trace.scratch.append(ScratchRec("join", nid, shape, dtype, None, self.line(node), self.in_loop()))
         return Val(shape=shape, dtype=dtype, node=nid, loads=x.loads | y.loads)
+
+    def op_cat(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        """``tl.cat(a, b, can_reorder=True)``: two 1-D tiles end to end (Triton's only form)."""
+        x, y = a.get("input", UNKNOWN), a.get("other", UNKNOWN)
+        ok = x.kind == y.kind == "value" and x.shape is not None and y.shape is not None \
+            and len(x.shape) == len(y.shape) == 1
+        if not ok:
+            self.gap(node, "unknown access shape", f"shape of {node_text(node)} not understood (1-D tiles expected)")
+            return UNKNOWN
+        shape = (collect(x.shape[0] + y.shape[0]),)
+        nid = self.add_node("other", node, shape, x.dtype, (x, y))
+        self.trace.scratch.append(ScratchRec("join", nid, shape, x.dtype, None, self.line(node), self.in_loop()))
+        return Val(shape=shape, dtype=x.dtype, node=nid, loads=x.loads | y.loads)
 
     def op_interleave(self, a: dict, pos, kws, node: cst.Call) -> Val:
         x, y = a.get("a", UNKNOWN), a.get("b", UNKNOWN)

@@ -33,6 +33,7 @@ SIGS: dict[str, tuple[str, ...]] = {
     "clamp": ("x", "min", "max", "propagate_nan"),
     "expand_dims": ("input", "axis"),
     "join": ("a", "b"),
+    "cat": ("input", "other", "can_reorder"),
     "split": ("a",),
     "interleave": ("a", "b"),
     "ravel": ("x", "can_reorder"),
