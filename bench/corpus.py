@@ -347,15 +347,20 @@ def _before_table(before: list[dict[str, Any]], label: str) -> list[str]:
 
 
 def to_markdown(rows: list[dict[str, Any]], baseline: dict[str, float],
-                before: Optional[list[dict[str, Any]]] = None, before_label: str = "") -> str:
-    """The committed report."""
+                before: Optional[list[dict[str, Any]]] = None, before_label: str = "",
+                title: str = "Real kernel libraries: analysis quality", note: str = "") -> str:
+    """The committed report (``note``: a paragraph under the title, e.g. where the libraries came from)."""
     lines = [
-        "# Real kernel libraries: analysis quality",
+        f"# {title}",
         "",
         "Produced by `python bench/corpus.py` (after `bash bench/fetch_corpus.sh`) on the 2-core CPU machine; "
         "synthesis checks on target h100 with every runtime size = "
         f"{SHAPE} (fixed constexprs with no value: {FIXED_DEFAULT}).",
         "",
+    ]
+    if note:
+        lines += [note, ""]
+    lines += [
         "| library | files | kernels | device functions | with tiling | complete | tiling recall | helpers unread | "
         "top-1 bad / checked | tuned but fixed | analyze / synth crashes | analysis s | baseline s |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -407,6 +412,8 @@ def main() -> None:
                         help="package name to measure (repeatable; default: the dev corpus's five)")
     parser.add_argument("--stem", default="corpus", help="file name stem of the report: <out>/<stem>.{json,md}")
     parser.add_argument("--no-synth", action="store_true", help="skip the synth-configs top-1 check")
+    parser.add_argument("--title", default="Real kernel libraries: analysis quality", help="the report's title")
+    parser.add_argument("--note", default="", help="a paragraph under the title (where the libraries came from)")
     args = parser.parse_args()
     if args.root:
         os.environ["TILETUNE_CORPUS"] = str(Path(args.root).resolve())
@@ -424,7 +431,8 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{args.stem}.json").write_text(json.dumps({"rows": rows, "baseline_s": baseline}, indent=1, default=str) + "\n")
     before = json.loads(Path(args.before).read_text())["rows"] if args.before else None
-    (out / f"{args.stem}.md").write_text(to_markdown(rows, baseline, before, args.before_label) + "\n")
+    (out / f"{args.stem}.md").write_text(to_markdown(rows, baseline, before, args.before_label,
+                                                    title=args.title, note=args.note) + "\n")
     for r in rows:
         print({k: v for k, v in r.items() if k != "details"})
 
