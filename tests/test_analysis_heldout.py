@@ -135,3 +135,11 @@ def test_cat_of_two_tiles():
     assert spec.complete, spec.incomplete
     assert [[str(d) for d in a.shape] for a in spec.accesses] == [["BLOCK"], ["BLOCK"], []]
     assert "['2 * BLOCK']" in {str(data.get("shape")) for _, data in spec.graph.nodes(data=True)}
+
+
+def test_helpers_nested_five_deep():
+    # kernel -> _two_passes -> _histogram_pass -> _count_digits -> _digit -> _sortable_key
+    spec = _kernel("nested", "radix_histogram_kernel")
+    assert spec.complete, spec.incomplete
+    assert [(a.kind, [str(d) for d in a.shape]) for a in spec.accesses] == [
+        ("load", ["BLOCK"]), ("atomic", ["BLOCK"]), ("load", ["BLOCK"]), ("atomic", ["BLOCK"])]

@@ -124,6 +124,10 @@ class CallOps:
         if name in ELEMENTWISE or name in HANDLERS:  # ``from triton.language.extra.libdevice import tanh``
             return self.tl_call(name, node, [name])
         pos, kws = self._eval_args(node)
+        if name in self.helpers:
+            self.gap(node, "unresolved helper", f"call to helper {name}() not followed: helpers nested deeper than "
+                     f"{self.MAX_INLINE_DEPTH} (result unknown)")
+            return UNKNOWN
         self.gap(node, "unresolved helper", f"call to helper {name}() not followed (result unknown)")
         return UNKNOWN
 
