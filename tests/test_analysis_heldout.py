@@ -143,3 +143,13 @@ def test_helpers_nested_five_deep():
     assert spec.complete, spec.incomplete
     assert [(a.kind, [str(d) for d in a.shape]) for a in spec.accesses] == [
         ("load", ["BLOCK"]), ("atomic", ["BLOCK"]), ("load", ["BLOCK"]), ("atomic", ["BLOCK"])]
+
+
+def test_lint_sees_a_launch_through_a_lazy_import():
+    # TT002: the launch in ops/scaling.py (kernel imported inside the function) fixes BLOCK positionally,
+    # which configs=[] would tune
+    from tiletune.lint.registry import lint_file
+
+    found = [d for d in lint_file(str(DATA / "ops" / "_kernels" / "tuned_scale.py"), project=True) if d.code == "TT002"]
+    assert [(d.kernel, d.param) for d in found] == [("tuned_scale_kernel", "BLOCK")]
+    assert "scaling.py" in found[0].message and "positionally" in found[0].message
