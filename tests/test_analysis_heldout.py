@@ -153,3 +153,18 @@ def test_lint_sees_a_launch_through_a_lazy_import():
     found = [d for d in lint_file(str(DATA / "ops" / "_kernels" / "tuned_scale.py"), project=True) if d.code == "TT002"]
     assert [(d.kernel, d.param) for d in found] == [("tuned_scale_kernel", "BLOCK")]
     assert "scaling.py" in found[0].message and "positionally" in found[0].message
+
+
+def test_heuristics_from_a_registry_tune_nothing_statically():
+    # @triton.heuristics(REGISTRY.heuristics_for("row_softmax")): the names it sets cannot be read, so the
+    # static verdict tunes no tiling parameter (BLOCK_N is the one it sets); at run time the live launch's
+    # binding, heuristic values included, decides
+    from tiletune.analysis.tunability import tunability
+
+    spec = _kernel("registry", "row_softmax_kernel")
+    assert not spec.complete and "cannot be read" in spec.incomplete[0]
+    assert [p.name for p in spec.tiling_params] == ["BLOCK_M", "BLOCK_N"]
+    verdict = tunability(spec)
+    assert verdict.tuned == ()
+    assert all(why.startswith("may be set by @triton.heuristics (line 22") for why in verdict.fixed.values())
+    assert tunability(spec, launch_kwargs=["BLOCK_N"]).tuned == ("BLOCK_M",)
