@@ -168,3 +168,13 @@ def test_heuristics_from_a_registry_tune_nothing_statically():
     assert verdict.tuned == ()
     assert all(why.startswith("may be set by @triton.heuristics (line 22") for why in verdict.fixed.values())
     assert tunability(spec, launch_kwargs=["BLOCK_N"]).tuned == ("BLOCK_M",)
+
+
+def test_block_pointers_over_addresses_from_a_table():
+    # tl.make_block_ptr over tl.load(table + g).to(tl.pointer_type(tl.float16)), advanced with the method
+    spec = _kernel("grouped", "grouped_matmul_kernel")
+    assert spec.complete, spec.incomplete
+    tiles = [(a.kind, a.dtype, [str(d) for d in a.shape]) for a in spec.accesses if a.shape]
+    assert tiles == [("load", "fp16", ["BLOCK_M", "BLOCK_K"]), ("load", "fp16", ["BLOCK_K", "BLOCK_N"]),
+                     ("store", "fp32", ["BLOCK_M", "BLOCK_N"])]
+    assert [(str(d.m), str(d.n), str(d.k)) for d in spec.dots] == [("BLOCK_M", "BLOCK_N", "BLOCK_K")]

@@ -71,6 +71,8 @@ class CallOps:
         pos, kws = self._eval_args(node, recv)
         if recv.kind == "desc":
             return self.descriptor_op(recv, name, pos, kws, node)
+        if recv.kind == "blockptr" and name == "advance":  # ``bp.advance([BLOCK_M, 0])`` is ``tl.advance(bp, ...)``
+            return self.apply(name, pos, kws, node)
         if name in ("load", "store") and recv.kind == "value" and recv.shape == () and recv.node is not None and recv.node.startswith("param:"):
             # a host-side tensor descriptor passed as an argument
             return self.descriptor_op(self.host_descriptor(recv, name, pos, kws, node), name, pos, kws, node)
