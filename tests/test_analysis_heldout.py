@@ -178,3 +178,10 @@ def test_block_pointers_over_addresses_from_a_table():
     assert tiles == [("load", "fp16", ["BLOCK_M", "BLOCK_K"]), ("load", "fp16", ["BLOCK_K", "BLOCK_N"]),
                      ("store", "fp32", ["BLOCK_M", "BLOCK_N"])]
     assert [(str(d.m), str(d.n), str(d.k)) for d in spec.dots] == [("BLOCK_M", "BLOCK_N", "BLOCK_K")]
+
+
+def test_module_level_name_for_a_function_of_an_imported_math_module():
+    # _power = math_shim.pow, math_shim imported from the package (bound to libdevice after a failed vendor import)
+    spec = _kernel("ops/activations", "softsign_power_kernel")
+    assert spec.complete, spec.incomplete
+    assert [[str(d) for d in a.shape] for a in spec.accesses] == [["BLOCK"], ["BLOCK"]]

@@ -400,7 +400,7 @@ class _Walker:
             return (index, index.constants[name]), None
         ref = index.imports.get(name)
         if ref is None:
-            alias = _triton_alias(index, name)
+            alias = _triton_alias(index, name) or self._alias_through_import(index, name, depth)
             if alias is not None:
                 return (index, alias), None
         refs = [ref] if ref is not None else []
@@ -430,6 +430,19 @@ class _Walker:
             if ref is not None:
                 return None, f"{name}: not a @triton.jit function or integer constant in {os.path.basename(path)}"
         return None, None
+
+    def _alias_through_import(self, index: ModuleIndex, name: str, depth: int) -> Optional[TritonAlias]:
+        """``_pow = shim.pow`` where ``shim``, imported from the project, is bound to a Triton module
+        (``shim = triton.language.extra.libdevice``): Triton's ``libdevice.pow``."""
+        for _, value in index.scan.assigns.get((), {}).get(name, []):
+            dotted = dotted_name(value) if isinstance(value, cst.Attribute) else None
+            head, _, rest = (dotted or "").partition(".")
+            if not rest or head not in index.imports:
+                continue
+            found, _ = self.lookup(index, head, depth + 1)
+            if found is not None and isinstance(found[1], TritonAlias):
+                return TritonAlias(f"{found[1].target}.{rest}")
+        return None
 
     def follow(self, index: ModuleIndex, func: cst.FunctionDef, depth: int) -> None:
         calls, names = _called_names(func)

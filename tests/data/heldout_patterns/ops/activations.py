@@ -30,3 +30,13 @@ def gelu_erf_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n, other=0.0).to(tl.float32)
     tl.store(y_ptr + offs, 0.5 * x * (1.0 + gauss_error(x * 0.7071067811865476)), mask=offs < n)
+
+
+_power = math_shim.pow
+
+
+@triton.jit
+def softsign_power_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0).to(tl.float32)
+    tl.store(y_ptr + offs, _power(x / (1.0 + tl.abs(x)), 1.5), mask=offs < n)
