@@ -34,6 +34,7 @@ import argparse
 import ast
 import gc
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -346,15 +347,20 @@ def _before_table(before: list[dict[str, Any]], label: str) -> list[str]:
 
 
 def to_markdown(rows: list[dict[str, Any]], baseline: dict[str, float],
-                before: Optional[list[dict[str, Any]]] = None, before_label: str = "") -> str:
-    """The committed report."""
+                before: Optional[list[dict[str, Any]]] = None, before_label: str = "",
+                title: str = "Real kernel libraries: analysis quality", note: str = "") -> str:
+    """The committed report (``note``: a paragraph under the title, e.g. where the libraries came from)."""
     lines = [
-        "# Real kernel libraries: analysis quality",
+        f"# {title}",
         "",
         "Produced by `python bench/corpus.py` (after `bash bench/fetch_corpus.sh`) on the 2-core CPU machine; "
         "synthesis checks on target h100 with every runtime size = "
         f"{SHAPE} (fixed constexprs with no value: {FIXED_DEFAULT}).",
         "",
+    ]
+    if note:
+        lines += [note, ""]
+    lines += [
         "| library | files | kernels | device functions | with tiling | complete | tiling recall | helpers unread | "
         "top-1 bad / checked | tuned but fixed | analyze / synth crashes | analysis s | baseline s |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -400,20 +406,33 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "bench" / "results"))
     parser.add_argument("--before", default="", help="corpus.json of an earlier run, shown for comparison")
     parser.add_argument("--before-label", default="", help="what --before measured (a commit)")
+    parser.add_argument("--root", default="", help="measure the libraries unpacked under this folder "
+                        "(each as <root>/<anything>/[<anything>/]<package>/__init__.py) instead of the dev corpus")
+    parser.add_argument("--library", action="append", default=[],
+                        help="package name to measure (repeatable; default: the dev corpus's five)")
+    parser.add_argument("--stem", default="corpus", help="file name stem of the report: <out>/<stem>.{json,md}")
+    parser.add_argument("--no-synth", action="store_true", help="skip the synth-configs top-1 check")
+    parser.add_argument("--title", default="Real kernel libraries: analysis quality", help="the report's title")
+    parser.add_argument("--note", default="", help="a paragraph under the title (where the libraries came from)")
     args = parser.parse_args()
+    if args.root:
+        os.environ["TILETUNE_CORPUS"] = str(Path(args.root).resolve())
     if args.time_only:
         time_only(args.checkout)
         return
-    missing = [p for p in corpus.LIBRARIES if corpus.library_root(p) is None]
+    libraries = args.library or list(corpus.LIBRARIES)
+    missing = [p for p in libraries if corpus.library_root(p) is None]
     if missing:
-        sys.exit(f"corpus not fetched ({', '.join(missing)}): run bash bench/fetch_corpus.sh")
+        sys.exit(f"libraries not found under {corpus.corpus_dir()} ({', '.join(missing)}): run bash "
+                 "bench/fetch_corpus.sh, or pass --root DIR holding <DIR>/<name>/<package>/__init__.py")
     baseline = {k: float(v) for k, v in (x.split("=") for x in args.baseline.split(",") if x)}
-    rows = [measure_library(p) for p in corpus.LIBRARIES]
+    rows = [measure_library(p, synth=not args.no_synth) for p in libraries]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "corpus.json").write_text(json.dumps({"rows": rows, "baseline_s": baseline}, indent=1, default=str) + "\n")
+    (out / f"{args.stem}.json").write_text(json.dumps({"rows": rows, "baseline_s": baseline}, indent=1, default=str) + "\n")
     before = json.loads(Path(args.before).read_text())["rows"] if args.before else None
-    (out / "corpus.md").write_text(to_markdown(rows, baseline, before, args.before_label) + "\n")
+    (out / f"{args.stem}.md").write_text(to_markdown(rows, baseline, before, args.before_label,
+                                                    title=args.title, note=args.note) + "\n")
     for r in rows:
         print({k: v for k, v in r.items() if k != "details"})
 

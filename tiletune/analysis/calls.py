@@ -7,9 +7,11 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from .expr import const
+from .model import DTYPE_BYTES
 from .values import NONE, TL_DTYPES, UNKNOWN, Val, join_vals
 from .cst_text import dotted_name, node_text, root_name
 from .ops import HANDLERS
+from .ops.dtypes import PREDICATES, dtype_named, dtype_predicate
 from .ops.tables import ELEMENTWISE, NO_VALUE, PASS_THROUGH, REDUCTIONS, SCANS, SIGS, TL_ROOTS, VARARG_SHAPE_OPS
 
 __all__ = ["CallOps"]
@@ -69,9 +71,15 @@ class CallOps:
         pos, kws = self._eval_args(node, recv)
         if recv.kind == "desc":
             return self.descriptor_op(recv, name, pos, kws, node)
+        if recv.kind == "blockptr" and name == "advance":  # ``bp.advance([BLOCK_M, 0])`` is ``tl.advance(bp, ...)``
+            return self.apply(name, pos, kws, node)
         if name in ("load", "store") and recv.kind == "value" and recv.shape == () and recv.node is not None and recv.node.startswith("param:"):
             # a host-side tensor descriptor passed as an argument
             return self.descriptor_op(self.host_descriptor(recv, name, pos, kws, node), name, pos, kws, node)
+        if name in PREDICATES and recv.kind in ("dtype", "other"):  # ``x.dtype.is_floating()``: a compile-time bool
+            answer = dtype_predicate(recv.dtype if recv.kind == "dtype" else None, name)
+            return Val(shape=(), dtype="int1", weak=True, literal=answer,
+                       expr=const(int(answer)) if answer is not None else None)
         if recv.kind not in ("value",):
             if recv.kind == "tuple" and name in ("index", "count"):
                 return Val(shape=(), weak=True)
@@ -118,6 +126,10 @@ class CallOps:
         if name in ELEMENTWISE or name in HANDLERS:  # ``from triton.language.extra.libdevice import tanh``
             return self.tl_call(name, node, [name])
         pos, kws = self._eval_args(node)
+        if name in self.helpers:
+            self.gap(node, "unresolved helper", f"call to helper {name}() not followed: helpers nested deeper than "
+                     f"{self.MAX_INLINE_DEPTH} (result unknown)")
+            return UNKNOWN
         self.gap(node, "unresolved helper", f"call to helper {name}() not followed (result unknown)")
         return UNKNOWN
 
@@ -170,10 +182,24 @@ class CallOps:
         if name in TL_DTYPES and name not in ELEMENTWISE:
             self._eval_args(node)
             return Val(kind="dtype", shape=None, dtype=TL_DTYPES[name])
+        if name == "get_int_dtype":  # ``tl.core.get_int_dtype(bitwidth=32, signed=True)``: a dtype
+            pos, kws = self._eval_args(node)
+            bits = pos[0] if pos else kws.get("bitwidth")
+            signed = pos[1] if len(pos) > 1 else kws.get("signed")
+            known = bits is not None and isinstance(bits.literal, int) and signed is not None \
+                and isinstance(signed.literal, bool)
+            dtype = f"{'' if signed.literal else 'u'}int{bits.literal}" if known else None
+            return Val(kind="dtype", shape=None, dtype=dtype if dtype in DTYPE_BYTES else None)
+        if name == "dtype":  # ``tl.dtype("uint32")``, ``tl.dtype(f"uint{bits}")``: a dtype
+            pos, kws = self._eval_args(node)
+            text = pos[0] if pos else kws.get("name")
+            return Val(kind="dtype", shape=None, dtype=dtype_named(text.literal) if text is not None else None)
         if name == "pointer_type":  # ``tl.pointer_type(tl.int64)``: "ptrto:int64"
             pos, kws = self._eval_args(node)
             elem = pos[0] if pos else kws.get("element_ty")
-            known = elem is not None and elem.kind == "dtype" and elem.dtype is not None and ":" not in elem.dtype
+            # a named dtype, or a parameter's element type (``tl.pointer_type(out_ptr.dtype.element_ty)``)
+            known = elem is not None and elem.kind == "dtype" and elem.dtype is not None and (
+                ":" not in elem.dtype or (elem.dtype.startswith("elem:") and elem.dtype.count(":") == 1))
             return Val(kind="dtype", shape=None, dtype=f"ptrto:{elem.dtype}" if known else None)
         pos, kws = self._eval_args(node)
         mathy = "libdevice" in parts or "math" in parts

@@ -7,6 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from .expr import Expr, const, product
+from .model import DTYPE_BYTES
 from .values import NONE, TL_DTYPES, UNKNOWN, Val, align_dims, broadcast_shapes, is_float, join_vals, promote
 from .cst_text import BINOP_TEXT, dotted_name, node_text, root_name
 from .trace import EMPTY, ScratchRec, offset_anchors
@@ -395,7 +396,10 @@ class ExprEval:
         base = self.ev(node.value)
         if attr == "T":
             return self.permute(base, None, node)
-        if attr == "dtype":
+        if attr == "value" and base.kind == "dtype":  # ``tl.constexpr(dtype).value``: the dtype itself
+            return base
+        if attr == "dtype" or (attr == "type" and base.kind == "value" and (base.pointer or base.ptrs)):
+            # ``ptr.type.element_ty`` reads a pointer's type as ``ptr.dtype.element_ty`` does
             if base.kind == "value" and base.shape == () and base.ptrs and base.dtype is None:
                 p = self.choose_pointer(base)
                 if p is not None:
@@ -419,6 +423,12 @@ class ExprEval:
             return Val(kind="tuple", shape=None, items=tuple(Val(shape=(), expr=d, weak=True, dtype="int32") for d in base.shape))
         if attr == "numel" and base.kind == "value" and base.shape is not None:
             return Val(shape=(), expr=product(list(base.shape)), weak=True, dtype="int32")
+        if attr == "int_bitwidth" and base.kind == "dtype" and (base.dtype or "").startswith(("int", "uint")):
+            attr = "primitive_bitwidth"
         if attr in ("primitive_bitwidth", "itemsize"):
-            return Val(shape=(), weak=True)
+            size = DTYPE_BYTES.get(base.dtype or "") if base.kind == "dtype" else None
+            if size is None:
+                return Val(shape=(), weak=True)
+            value = (1 if base.dtype == "int1" else 8 * size) if attr == "primitive_bitwidth" else size
+            return Val(shape=(), expr=const(value), dtype="int32", weak=True, literal=value)
         return Val(kind="other", shape=None)

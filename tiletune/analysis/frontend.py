@@ -29,7 +29,7 @@ import libcst as cst
 from .launches import build_launch, launches_by_kernel
 from .model import KernelSpec, LaunchSite, ModuleSpec
 from .resolver import ModuleIndex, cached_index, index_module, remember, project_launch_calls, resolve_helpers
-from .source import ModuleScan, SourceInfo, is_jit_def, parse, positions_of, read_source
+from .source import ModuleScan, SourceInfo, is_compile_time_def, is_jit_def, parse, positions_of, read_source
 
 __all__ = ["analyze_source", "analyze_file", "analyze_kernel", "SourceInfo"]
 
@@ -203,7 +203,7 @@ def _analyze_kernel_body(index: ModuleIndex, func: cst.FunctionDef, spec: Kernel
     res = resolve_helpers(index, func)
     helpers: dict[str, cst.FunctionDef] = {}
     for _, fdef in index.scan.functions:  # the module's jit functions at any depth, first of a name wins
-        if is_jit_def(fdef):
+        if is_jit_def(fdef) or is_compile_time_def(fdef):
             helpers.setdefault(fdef.name.value, fdef)
     for name, fdef in res.helpers.items():
         helpers.setdefault(name, fdef)

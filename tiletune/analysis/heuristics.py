@@ -39,6 +39,7 @@ def read_heuristics(index: ModuleIndex, func: cst.FunctionDef, spec: KernelSpec)
         arg = _mapping_arg(call) if call is not None else None
         names, why = (None, "no mapping argument") if arg is None else _keys(index, arg, 0)
         if names is None:
+            spec.heuristics_unread.append(d.span.line)
             spec.incomplete.append(
                 f"unknown op: line {d.span.line}: the names @{d.qualname}(...) sets cannot be read ({why}); "
                 "write its mapping as a dict literal or a module-level dict so the analysis knows which "

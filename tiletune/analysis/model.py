@@ -432,6 +432,9 @@ class KernelSpec:
     # Parameters the body uses as tiles (indexed ``x[:, None]``, ``x.shape``): a launch passes
     # scalars and pointers only, so such a function is a device helper, not a kernel.
     tile_arguments: list[str] = field(default_factory=list)
+    # Lines of ``@triton.heuristics`` decorators whose mapping's keys cannot be read: any tiling
+    # parameter may be one a heuristic sets, so the static reading tunes none.
+    heuristics_unread: list[int] = field(default_factory=list)
 
     @property
     def device_function(self) -> bool:

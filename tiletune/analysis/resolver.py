@@ -27,7 +27,7 @@ import libcst as cst
 
 from ..errors import AnalysisError
 from ..files import read_regular_bytes
-from .source import ModuleScan, SourceInfo, dotted_name, is_jit_def, iter_nodes, module_constants, parse, positions_of, read_source
+from .source import ModuleScan, SourceInfo, dotted_name, is_compile_time_def, is_jit_def, iter_nodes, module_constants, parse, positions_of, read_source
 
 __all__ = ["ModuleIndex", "load_module", "Resolution", "resolve_helpers", "package_root", "project_launch_calls"]
 
@@ -131,12 +131,15 @@ def index_module(source: str, path: Optional[str], module: Optional[cst.Module] 
     info = SourceInfo(module, positions, path, scan.imports)
     index = ModuleIndex(path=path or "<source>", info=info, scan=scan, constants=module_constants(module, scan, info))
     for scope, func in scan.functions:
-        if not scope and is_jit_def(func):
+        if not scope and (is_jit_def(func) or is_compile_time_def(func)):
             index.jit_defs.setdefault(func.name.value, func)
     for name, entries in scan.assigns.get((), {}).items():
         # ``round_fn = round_fn_nvidia`` (often under if/else per platform): the first
         # jit function assigned stands for the name; the variants share a signature.
         for _, value in entries:
+            if (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "getattr"
+                    and len(value.args) == 3):
+                value = value.args[2].value  # ``f = getattr(libdevice, "lgamma", _lgamma_fallback)``: the fallback
             if isinstance(value, cst.Name) and value.value in index.jit_defs:
                 index.jit_defs.setdefault(name, index.jit_defs[value.value])
                 break
@@ -281,15 +284,43 @@ def _is_stub(func: cst.FunctionDef) -> bool:
 
 def _triton_alias(index: ModuleIndex, name: str) -> Optional[TritonAlias]:
     """The Triton function a module-level ``name = <dotted name>`` binds (the first such
-    assignment: platform variants under ``if``/``else`` share a meaning), else None."""
+    assignment: platform variants under ``if``/``else`` share a meaning), else None.
+
+    The value may also choose between Triton functions (``tl.exp if FAST else tldevice.exp``) or
+    call a plain module-level function without arguments whose every return does
+    (``exp = get_exp()``): the first choice stands for the name, as the variants share a meaning."""
     for _, value in index.scan.assigns.get((), {}).get(name, []):
-        dotted = dotted_name(value) if isinstance(value, (cst.Attribute, cst.Name)) else None
-        if dotted is None or dotted == name:
-            continue
-        full, _ = index.info.resolve(dotted)
-        if full.split(".")[0] == "triton" and "." in full:
-            return TritonAlias(full)
+        targets = _triton_targets(index, value, name)
+        if targets:
+            return TritonAlias(targets[0])
     return None
+
+
+def _triton_targets(index: ModuleIndex, value: Optional[cst.BaseExpression], name: str,
+                    follow_calls: bool = True) -> list[str]:
+    """Full dotted names of the Triton functions ``value`` may be, in source order; empty unless
+    every choice it makes is one."""
+    if isinstance(value, cst.IfExp):
+        body = _triton_targets(index, value.body, name, follow_calls)
+        orelse = _triton_targets(index, value.orelse, name, follow_calls)
+        return body + orelse if body and orelse else []
+    if isinstance(value, cst.Call) and follow_calls and not value.args and isinstance(value.func, cst.Name):
+        func = index.scan.defs.get((), {}).get(value.func.value)
+        if func is None or is_jit_def(func) or func.decorators:
+            return []
+        returns = [n for n in iter_nodes(func.body) if isinstance(n, cst.Return)]
+        out: list[str] = []
+        for ret in returns:
+            found = _triton_targets(index, ret.value, name, follow_calls=False)
+            if not found:
+                return []
+            out.extend(found)
+        return out
+    dotted = dotted_name(value) if isinstance(value, (cst.Attribute, cst.Name)) else None
+    if dotted is None or dotted == name:
+        return []
+    full, _ = index.info.resolve(dotted)
+    return [full] if full.split(".")[0] == "triton" and "." in full else []
 
 
 def _called_names(func: cst.FunctionDef) -> tuple[set[str], set[str]]:
@@ -369,7 +400,7 @@ class _Walker:
             return (index, index.constants[name]), None
         ref = index.imports.get(name)
         if ref is None:
-            alias = _triton_alias(index, name)
+            alias = _triton_alias(index, name) or self._alias_through_import(index, name, depth)
             if alias is not None:
                 return (index, alias), None
         refs = [ref] if ref is not None else []
@@ -399,6 +430,19 @@ class _Walker:
             if ref is not None:
                 return None, f"{name}: not a @triton.jit function or integer constant in {os.path.basename(path)}"
         return None, None
+
+    def _alias_through_import(self, index: ModuleIndex, name: str, depth: int) -> Optional[TritonAlias]:
+        """``_pow = shim.pow`` where ``shim``, imported from the project, is bound to a Triton module
+        (``shim = triton.language.extra.libdevice``): Triton's ``libdevice.pow``."""
+        for _, value in index.scan.assigns.get((), {}).get(name, []):
+            dotted = dotted_name(value) if isinstance(value, cst.Attribute) else None
+            head, _, rest = (dotted or "").partition(".")
+            if not rest or head not in index.imports:
+                continue
+            found, _ = self.lookup(index, head, depth + 1)
+            if found is not None and isinstance(found[1], TritonAlias):
+                return TritonAlias(f"{found[1].target}.{rest}")
+        return None
 
     def follow(self, index: ModuleIndex, func: cst.FunctionDef, depth: int) -> None:
         calls, names = _called_names(func)
@@ -444,6 +488,8 @@ class _Walker:
                 self._add(q, mod, value, depth)
             elif isinstance(value, TritonAlias) and len(parts) == 1:
                 self.out.aliases.setdefault(q, value.target)
+            elif isinstance(value, TritonAlias):  # ``shim = triton.language.extra.libdevice``; ``shim.pow(x, 3)``
+                self.out.aliases.setdefault(q, ".".join([value.target] + parts[1:]))
         for n in sorted(names - local_params):
             if n in index.jit_defs or n in self.out.constants:
                 continue
@@ -554,19 +600,25 @@ def project_launch_calls(kernel_file: str, kernel_name: str) -> Iterator[tuple[M
             index = load_module(path)
         except (AnalysisError, OSError):
             continue
-        local = _imported_as(index, kernel_name, me)
-        if not local:
+        local = _imported_as(index, kernel_name, me, index.imports.items())
+        scoped = [(scope, name, ImportRef(level, mod, what)) for scope, name, level, mod, what in index.scan.scoped_imports]
+        if not local and not scoped:
             continue
-        for _, call, _ in index.scan.launch_calls:  # every ``x[...](...)`` of the module
+        for scope, call, _ in index.scan.launch_calls:  # every ``x[...](...)`` of the module
             q = dotted_name(call.func.value)
-            if q is not None and q in local:
+            if q is None:
+                continue
+            # an import inside the launching function (or a function around it) binds the name there
+            inner = [(name, ref) for where, name, ref in scoped if scope[:len(where)] == where]
+            if q in local or (inner and q in _imported_as(index, kernel_name, me, inner)):
                 yield index, call
 
 
-def _imported_as(index: ModuleIndex, kernel_name: str, kernel_file: str) -> set[str]:
-    """Local names (``k`` or ``mod.k``) by which ``index`` reaches ``kernel_name`` of ``kernel_file``."""
+def _imported_as(index: ModuleIndex, kernel_name: str, kernel_file: str,
+                 imports: Iterable[tuple[str, ImportRef]]) -> set[str]:
+    """Local names (``k`` or ``mod.k``) by which ``imports`` (of ``index``) reach ``kernel_name`` of ``kernel_file``."""
     names: set[str] = set()
-    for local, ref in index.imports.items():
+    for local, ref in imports:
         path, _ = find_module(index.path, ref.level, ref.module)
         if ref.name is None:
             if path is not None and os.path.abspath(path) == kernel_file:

@@ -118,7 +118,8 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
     a value both sides count.
     """
 
-    MAX_INLINE_DEPTH = 4
+    #: Jit helpers inlined inside each other at most (the resolver follows as deep: ``resolver._MAX_DEPTH``).
+    MAX_INLINE_DEPTH = 8
 
     def __init__(
         self,

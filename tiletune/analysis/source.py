@@ -26,7 +26,7 @@ from ..files import UnreadableFileError, read_regular_bytes
 from .model import Span
 from .positions import LazyPositions, whole_module_positions
 
-__all__ = ["is_jit_def", "iter_nodes", "SourceInfo", "ModuleScan", "ScopeKey", "read_source", "parse", "positions_of", "module_constants",
+__all__ = ["is_jit_def", "is_compile_time_def", "iter_nodes", "SourceInfo", "ModuleScan", "ScopeKey", "read_source", "parse", "positions_of", "module_constants",
            "dotted_name"]
 
 _LIBCST_WHERE = re.compile(r"error at (\d+):(\d+)")
@@ -166,6 +166,18 @@ def is_jit_def(func: cst.FunctionDef) -> bool:
     return False
 
 
+def is_compile_time_def(func: cst.FunctionDef) -> bool:
+    """True when ``func`` is a compile-time function a jit function may call: decorated
+    ``@triton.constexpr_function`` or ``@tl.constexpr`` (Python run while Triton specialises the
+    caller, on dtypes and constexpr values), read like a jit helper."""
+    for d in func.decorators:
+        expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+        name = expr.attr.value if isinstance(expr, cst.Attribute) else getattr(expr, "value", None)
+        if name in ("constexpr_function", "constexpr"):
+            return True
+    return False
+
+
 def iter_nodes(root: cst.CSTNode):
     """Every node below ``root`` (itself included), reading node fields directly: much faster
     than libcst's ``children``, which rebuilds each node's child list."""
@@ -210,6 +222,8 @@ class ModuleScan:
         # name -> [(order, value or None when not a plain ``name = value``)]
         self.assigns: dict[ScopeKey, dict[str, list[tuple[int, Optional[cst.BaseExpression]]]]] = {}
         self.launch_calls: list[tuple[ScopeKey, cst.Call, int]] = []
+        # imports inside a function or class: (scope, local name, level, module, name or None for a module)
+        self.scoped_imports: list[tuple[ScopeKey, str, int, str, Optional[str]]] = []
         self._walk(module)
 
     def _walk(self, node: cst.CSTNode) -> None:
@@ -279,7 +293,25 @@ class ModuleScan:
         self._scope.pop()
 
     # imports
+    def _scoped_import(self, node: cst.CSTNode) -> None:
+        """Record an import made inside a function (``from ._kernels import k`` in the launching function)."""
+        if not self._scope:
+            return
+        scope = tuple(self._scope)
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted_name(alias.name) or ""
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    self.scoped_imports.append((scope, alias.asname.name.value, 0, full, None))
+        elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+            mod = dotted_name(node.module) if node.module is not None else ""
+            for alias in node.names:
+                name = dotted_name(alias.name) or ""
+                local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+                self.scoped_imports.append((scope, local, len(node.relative), mod or "", name))
+
     def visit_Import(self, node: cst.Import) -> None:
+        self._scoped_import(node)
         for alias in node.names:
             full = dotted_name(alias.name) or ""
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -291,6 +323,7 @@ class ModuleScan:
                 self._enables = True
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._scoped_import(node)
         if node.relative or node.module is None:
             return
         mod = dotted_name(node.module) or ""

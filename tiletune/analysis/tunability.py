@@ -15,7 +15,9 @@ ways, checked in this order:
    tuned value rather than fixing one;
 2. it is in the kernel's autotune ``key``: a per-call input the author keys
    the cache on (a head dimension, a chunk size), not a tiling choice;
-3. ``@triton.heuristics`` computes it;
+3. ``@triton.heuristics`` computes it (read statically, any tiling parameter when a
+   heuristics mapping's keys cannot be read: it may be one a heuristic sets; at run time the
+   live launch's binding, heuristic values included, says which);
 4. it has a default (in the signature, or ``defaults`` the runtime passes).
 
 Triton rejects a launch keyword only when a config sets that name
@@ -119,6 +121,8 @@ def tunability(
         launch_fixed = _static_launch_fixed(spec)
     key = set(spec.autotune.key or ()) if spec.autotune is not None else set()
     heuristics = set(spec.heuristics)
+    if launch_kwargs is None and spec.heuristics_unread:  # statically: any of them may be set by a heuristic
+        heuristics |= {p.name for p in spec.tiling_params}
     tuned: list[str] = []
     searchable: list[str] = []
     fixed: dict[str, str] = {}
@@ -126,8 +130,12 @@ def tunability(
         has_default = (p.name in defaults) if defaults is not None else p.has_default
         if p.name in key:
             fixed[p.name] = "in the autotune key: a per-call input the cache is keyed on, not a tiling choice"
-        elif p.name in heuristics:
+        elif p.name in spec.heuristics:
             fixed[p.name] = "set by @triton.heuristics"
+        elif p.name in heuristics:
+            lines = ", ".join(map(str, spec.heuristics_unread))
+            fixed[p.name] = (f"may be set by @triton.heuristics (line {lines}: its mapping's keys cannot be read "
+                             "statically)")
         elif has_default:
             fixed[p.name] = "has a default"
         else:

@@ -50,6 +50,7 @@ HANDLERS: dict[str, Callable] = {
     "store_tensor_descriptor": lambda self, a, pos, kws, node: self.op_descriptor_call("store", pos, kws, node),
     "expand_dims": _h("op_expand_dims"),
     "join": _h("op_join"),
+    "cat": _h("op_cat"),
     "interleave": _h("op_interleave"),
     "split": _h("op_split"),
     "ravel": _h("op_ravel"),
@@ -62,6 +63,12 @@ HANDLERS: dict[str, Callable] = {
     "randn": _h("op_random"),
     "randint": _h("op_random"),
     "randint4x": _h("op_random"),
+    "rand4x": _h("op_random"),
+    "randn4x": _h("op_random"),
+    "philox": _h("op_philox"),
+    "philox_impl": _h("op_philox"),
+    "uint_to_uniform_float": _h("op_philox"),
+    "pair_uniform_to_normal": _h("op_philox"),
     "inline_asm_elementwise": _h("op_inline_asm"),
 }
 

@@ -150,9 +150,25 @@ class CreationOps:
         dtype = "int32" if "randint" in name else "fp32"
         nid = self.add_node("elementwise", node, shape, dtype, (off,))
         v = Val(shape=shape, dtype=dtype, node=nid)
-        if name.endswith("randint4x"):
+        if name.endswith("4x"):
             return Val(kind="tuple", shape=None, items=(v, v, v, v))
         return v
+
+    def op_philox(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        """Triton's counter-based generator and its conversions (``tl.philox(seed, c0, c1, c2, c3)``: four
+        integer tiles of the counters' shape; ``uint_to_uniform_float``: floats of its input's shape;
+        ``pair_uniform_to_normal``: two float tiles)."""
+        name = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
+        keys = {"philox": ("c0", "c1", "c2", "c3"), "philox_impl": ("c0", "c1", "c2", "c3"),
+                "uint_to_uniform_float": ("x",), "pair_uniform_to_normal": ("u1", "u2")}[name]
+        ins = [a[k] for k in keys if k in a and a[k].kind == "value"]
+        shapes = [v.shape for v in ins]
+        shape = broadcast_shapes(shapes) if ins and all(s is not None for s in shapes) else None
+        dtype = "fp32" if name in ("uint_to_uniform_float", "pair_uniform_to_normal") else (ins[0].dtype if ins else None)
+        nid = self.add_node("elementwise", node, shape, dtype, ins)
+        v = Val(shape=shape, dtype=dtype, node=nid)
+        count = {"philox": 4, "philox_impl": 4, "pair_uniform_to_normal": 2}.get(name)
+        return Val(kind="tuple", shape=None, items=(v,) * count) if count else v
 
     def op_range(self, a: dict, pos, kws, node: cst.Call) -> Val:
         return Val(kind="other", shape=None)

@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from ..expr import const
-from ..values import UNKNOWN, Val, broadcast_shapes, promote
+from ..values import UNKNOWN, Val, broadcast_shapes, collect, promote
 from ..cst_text import node_text
 from ..trace import EMPTY, ScratchRec
 
@@ -58,6 +58,15 @@ class LayoutOps:
             shape = self.shape_arg(kws.get("shape"))
         what = {"reshape": "reshape shape", "view": "view shape", "broadcast_to": "tl.broadcast_to shape"}[name]
         self._shape_evidence(shape, what, self.line(node))
+        if shape is None and x.kind == "value" and self._opaque_shape(rest, kws):
+            # a shape computed from the tile's own shape by arithmetic the reader cannot evaluate (a bitonic
+            # sort's [n_outer * 2**i, 2, 2**(n_dims - i - 1)]): a tile of unknown shape, no gap here; a load,
+            # store or dot it reaches has no shape and makes the kernel INCOMPLETE there
+            nid = self.add_node("other", node, None, x.dtype, (x,))
+            if name != "broadcast_to":
+                if x.shape is not None:
+                    self.trace.scratch.append(ScratchRec("reshape", nid, x.shape, x.dtype, None, self.line(node), self.in_loop()))
+            return Val(shape=None, dtype=x.dtype, node=nid, loads=x.loads, direct=x.direct, accs=x.accs, params=x.params)
         if shape is None or x.kind != "value":
             self.gap(node, "unknown access shape", f"shape of {node_text(node)} not understood")
             return UNKNOWN
@@ -74,6 +83,15 @@ class LayoutOps:
             params=x.params,
             tiles=x.tiles if name == "broadcast_to" else EMPTY,
         )
+
+    def _opaque_shape(self, rest: list[Val], kws: dict) -> bool:
+        """True when a shape argument is a tuple or list of integer scalars, some of unknown value (a view
+        of a tile: the constexprs in it are view factors, and tile sizes only where a tile they shape
+        is loaded, stored or multiplied, which is a gap)."""
+        arg = rest[0] if len(rest) == 1 else Val(kind="tuple", shape=None, items=tuple(rest)) if rest else kws.get("shape")
+        if arg is None or arg.kind != "tuple" or not arg.items:
+            return False
+        return all(it.kind == "value" and it.shape == () and not it.pointer for it in arg.items)
 
     def op_expand_dims(self, a: dict, pos, kws, node: cst.Call) -> Val:
         x = a.get("input", UNKNOWN)
@@ -106,6 +124,19 @@ class LayoutOps:
         nid = self.add_node("other", node, shape, dtype, (x, y))
         self.trace.scratch.append(ScratchRec("join", nid, shape, dtype, None, self.line(node), self.in_loop()))
         return Val(shape=shape, dtype=dtype, node=nid, loads=x.loads | y.loads)
+
+    def op_cat(self, a: dict, pos, kws, node: cst.Call) -> Val:
+        """``tl.cat(a, b, can_reorder=True)``: two 1-D tiles end to end (Triton's only form)."""
+        x, y = a.get("input", UNKNOWN), a.get("other", UNKNOWN)
+        ok = x.kind == y.kind == "value" and x.shape is not None and y.shape is not None \
+            and len(x.shape) == len(y.shape) == 1
+        if not ok:
+            self.gap(node, "unknown access shape", f"shape of {node_text(node)} not understood (1-D tiles expected)")
+            return UNKNOWN
+        shape = (collect(x.shape[0] + y.shape[0]),)
+        nid = self.add_node("other", node, shape, x.dtype, (x, y))
+        self.trace.scratch.append(ScratchRec("join", nid, shape, x.dtype, None, self.line(node), self.in_loop()))
+        return Val(shape=shape, dtype=x.dtype, node=nid, loads=x.loads | y.loads)
 
     def op_interleave(self, a: dict, pos, kws, node: cst.Call) -> Val:
         x, y = a.get("a", UNKNOWN), a.get("b", UNKNOWN)

@@ -65,7 +65,7 @@ class MemoryOps:
     def op_load(self, a: dict, pos, kws, node: cst.Call) -> Val:
         p = a.get("pointer", UNKNOWN)
         ptr, shape, block_ptr, cdim = self._access_common(p, node)
-        pointee = p.pointee if p.kind == "value" else None
+        pointee = p.pointee if p.kind in ("value", "blockptr") else None
         if ptr is None and pointee is None:
             self.gap(node, "unknown access shape", f"pointer of {node_text(node)} not traced to a parameter")
         dtype = pointee or (f"elem:{ptr}" if ptr else None)
@@ -87,7 +87,7 @@ class MemoryOps:
             shape = broadcast_shapes([shape, value.shape])
             if shape and cdim is None:
                 cdim = len(shape) - 1
-        pointee = p.pointee if p.kind == "value" else None
+        pointee = p.pointee if p.kind in ("value", "blockptr") else None
         if ptr is None and pointee is None:
             self.gap(node, "unknown access shape", f"pointer of {node_text(node)} not traced to a parameter")
         inputs = [v for v in (p, value, a.get("mask"), a.get("cmp")) if v is not None]
@@ -136,7 +136,8 @@ class MemoryOps:
         nid = self.add_node("other", node, block_shape, f"elem:{ptr}" if ptr else None, inputs)
         offs = a.get("offsets")
         pids = frozenset().union(*(it.pids for it in offs.items)) if offs is not None and offs.kind == "tuple" else EMPTY
-        return Val(kind="blockptr", shape=None, block_shape=block_shape, order=order, base=ptr, node=nid, pids=pids, params=base.params)
+        return Val(kind="blockptr", shape=None, block_shape=block_shape, order=order, base=ptr, node=nid, pids=pids, params=base.params,
+                   pointee=base.pointee if base.kind == "value" else None)
 
     def op_make_tensor_descriptor(self, a: dict, pos, kws, node: cst.Call) -> Val:
         v = self.op_make_block_ptr(a, pos, kws, node)

@@ -27,11 +27,13 @@ class FixedAtLaunch(Rule):
     WHAT = """
         A launch `kernel[grid](..., NAME=value)` of an autotuned kernel passes, as
         a keyword or positionally (bound by signature order, as Triton binds a
-        call), in this module or in another module of the package, a name the
+        call), in this module or in another module of the package (also from a
+        function that imports the kernel in its body), a name the
         autotuner supplies: one the kernel's literal
         `triton.Config` list sets, or, under tiletune's `configs=[]` search, a
         tiling constexpr the search would choose (not in the autotune `key`, not
-        set by `@triton.heuristics`, no default, and not a whole-extent block
+        set by `@triton.heuristics`, none when a heuristics mapping cannot be
+        read, no default, and not a whole-extent block
         never masked against a runtime size, which is a shape). A name the configs never set
         (a head dimension, a chunk size in the `key`) is the caller's to pass and
         is not reported, nor is `NAME=meta["NAME"]` (it forwards the tuned value).
