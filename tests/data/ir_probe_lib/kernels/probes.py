@@ -1,0 +1,48 @@
+"""Kernels whose tiling a careless probe misreads (flags, unit sizes, launch-computed blocks)."""
+import torch
+import triton
+import triton.language as tl
+
+from triton.language.math import tanh  # a Triton-version shim: this Triton keeps tanh in libdevice
+
+NUM_SMS = torch.cuda.get_device_properties(0).multi_processor_count  # a module-level CUDA probe
+
+
+@triton.jit
+def flag_branch_kernel(a_ptr, q_ptr, out_ptr, T, K: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr,
+                       USE_A: tl.constexpr):
+    # BK sizes tiles only when USE_A is off: flags all on hide it
+    o_t = tl.program_id(0) * BT + tl.arange(0, BT)
+    if USE_A:
+        b = tl.load(a_ptr + o_t, mask=o_t < T, other=0.0)
+    else:
+        b = tl.zeros([BT], dtype=tl.float32)
+        for i_k in range(tl.cdiv(K, BK)):
+            o_k = i_k * BK + tl.arange(0, BK)
+            x = tl.load(q_ptr + o_t[:, None] * K + o_k[None, :], mask=(o_t < T)[:, None] & (o_k < K)[None, :], other=0.0)
+            b += tl.sum(x.to(tl.float32), axis=1)
+    tl.store(out_ptr + o_t, tanh(b.to(tl.float32)), mask=o_t < T)
+
+
+@triton.jit
+def width_loop_kernel(x_ptr, out_ptr, D: tl.constexpr, W: tl.constexpr, BD: tl.constexpr):
+    # W counts an unrolled loop; at W=1 the loop is empty and the IR has no tile at all
+    o_d = tl.program_id(0) * BD + tl.arange(0, BD)
+    for i_w in tl.static_range(1, W):
+        b = tl.load(x_ptr + i_w * D + o_d, mask=o_d < D, other=0.0)
+        tl.store(out_ptr + i_w * D + o_d, b, mask=o_d < D)
+
+
+def launch(a, q, out, x, y, T, K, D, W):
+    BK = min(64, triton.next_power_of_2(K))
+    flag_branch_kernel[(triton.cdiv(T, 32),)](a, q, out, T, K=K, BT=32, BK=BK, USE_A=a is not None)
+    width_loop_kernel[(triton.cdiv(D, 64),)](x, y, D=D, W=W, BD=64)
+
+
+def _build():
+    @triton.jit
+    def nested_copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+    return nested_copy_kernel

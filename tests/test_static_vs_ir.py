@@ -1,0 +1,88 @@
+"""The static-vs-IR harness (bench/static_vs_ir.py): probes that do not lie, imports around its own limits.
+
+The harness lowers real kernels with Triton's front end, which the interpreter this test process runs
+(conftest.py) cannot do, so it runs as a child process without TRITON_INTERPRET on a small library in
+the patterns met in real ones (tests/data/ir_probe_lib)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+import ir_probes  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("svi") / "report"
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "static_vs_ir.py"), "--path",
+                           str(HERE / "data" / "ir_probe_lib"), "--out", str(out)],
+                          capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads(out.with_suffix(".json").read_text())
+    return data["summary"], {r["kernel"]: r for r in data["rows"]}
+
+
+def test_a_flag_that_hides_a_tile_is_probed_off_too(report):
+    _, rows = report
+    row = rows["flag_branch_kernel"]
+    # flags on (first point) hide BK; the second point, flags off, shows it: no disagreement
+    assert row["lowered"] and row["points"] == 2
+    assert row["probe"]["USE_A"] is True and row["probe_b"]["USE_A"] is False
+    assert row["ir_tiling"] == row["static_tiling"] == ["BK", "BT"]
+    assert not row["problems"] and not row["probe_limited"]
+
+
+def test_probe_values_come_from_the_kernels_launch(report):
+    _, rows = report
+    # the launcher computes BK = min(64, triton.next_power_of_2(K)) and passes BK=BK; K is probed at 64
+    assert rows["flag_branch_kernel"]["probe"]["K"] == 64
+    assert rows["flag_branch_kernel"]["probe"]["BK"] == 64
+    assert rows["width_loop_kernel"]["probe"]["BD"] == 64  # a literal at the launch
+
+
+def test_a_count_is_never_probed_at_one(report):
+    _, rows = report
+    row = rows["width_loop_kernel"]
+    # at W=1 the static_range loop is empty and the IR has no tile: W would look like a tiling parameter
+    assert row["probe"]["W"] == ir_probes.COUNTS[0] > 1
+    assert row["ir_tiling"] == ["BD"] and not row["problems"]
+
+
+def test_imports_around_harness_limits(report):
+    summary, rows = report
+    # the package __init__ refuses the machine, the module probes CUDA at import, imports a Triton shim
+    used = set(rows["flag_branch_kernel"]["imported_with"])
+    assert {"bare-package", "cuda-probes"} <= used
+    # a kernel defined inside a function is found by re-running its definition in the module namespace
+    nested = rows["nested_copy_kernel"]
+    assert nested["lowered"] and nested["found"].startswith("nested definition")
+    assert summary["lowered"] == summary["agree"] == 3 and summary["disagree_where_static_complete"] == 0
+
+
+def test_constexpr_kinds_from_the_source():
+    src = '''
+def k(x, USE_G: tl.constexpr, ACT: tl.constexpr, K: tl.constexpr, W: tl.constexpr, Y: tl.constexpr, Z: tl.constexpr):
+    if USE_G and not Y is None:
+        pass
+    if ACT == "swish":
+        pass
+    for i in tl.static_range(0, W):
+        o = tl.arange(0, 16) + K
+    z = x if Z else x
+'''
+    kinds = ir_probes.constexpr_kinds(src, ["USE_G", "ACT", "K", "W", "Y", "Z"])
+    assert {n: k for n, (k, _) in kinds.items()} == {"USE_G": "flag", "ACT": "choice", "K": "size", "W": "count",
+                                                    "Y": "flag", "Z": "flag"}
+    assert kinds["ACT"][1] == ["swish"]
