@@ -2,21 +2,25 @@
 
 For every kernel of the dev corpus with tiling parameters (as the static
 analysis reads it), the harness imports the library module to get the live
-``JITFunction`` (the analysis itself never imports), lowers it to Triton IR on
-the CPU (:mod:`tiletune.runtime.triton_ir`, front end only) at a probe config
-and with each integer constexpr doubled, and compares with the static answers:
+``JITFunction`` (the analysis itself never imports; :mod:`ir_imports` works
+around the harness's own import limits), lowers it to Triton IR on the CPU
+(:mod:`tiletune.runtime.triton_ir`, front end only) at realistic probe points
+(:mod:`ir_probes`) and with each integer constexpr doubled (and halved), and
+compares with the static answers:
 
 * the tiling-parameter set: constexprs whose change changes a load/store/atomic
-  tile, a dot extent or a loop's trip count (IR) against ``Param.tiling``;
-* tile shapes: the multiset of (kind, shape) of the static ``accesses``
-  evaluated at the probe values against the IR's loads/stores/atomics;
+  tile, a register tile or a dot extent (IR) against ``Param.tiling``; a
+  parameter that only changes a loop's bounds on the IR side and only acts
+  through a loop on the static side (rows per program) agrees;
+* tile shapes: the set of (kind, shape) of the static ``accesses`` evaluated
+  at the probe values (specialised with the point's fixed values) against the
+  IR's loads/stores/atomics;
 * dot extents: the static ``dots`` (M, N, K) evaluated against the IR's.
 
-Probe values: the library's first autotune config, else 32 for each tiling
-parameter; fixed values from the kernel's launches (literals) or defaults;
-pointer types from the static analysis (fp16 where it has none); every other
-runtime argument is an ``i32`` of 4096.  A kernel that does not import or that
-Triton refuses at the probe is counted as not lowered, with the reason.
+Pointer types come from the static analysis (fp16 where it has none); every
+runtime scalar is an ``i32``.  A kernel that does not import or that Triton
+refuses at every probe point is counted as not lowered, with the reason; a
+disagreement no second probe point confirms is *probe-limited*.
 
 Run (without ``TRITON_INTERPRET``): ``python bench/static_vs_ir.py``; writes
 ``bench/results/static_vs_ir.{json,md}``.
@@ -162,12 +166,6 @@ def _ir_shapes(facts: Any) -> set:
     return {(m.kind, m.shape) for m in facts.memory}
 
 
-def _steps(facts: Any) -> list:
-    """The constant steps of the ``scf.for`` loops (a tile walked by a loop); bounds and unrolled
-    copies are sizes and counts, not tiles."""
-    return sorted({lp.step for lp in facts.loops if lp.step is not None})
-
-
 def _specialised(spec: Any, fixed: Dict[str, Any]) -> Any:
     """The static reading specialised with a probe's fixed values, as a launch specialises it (cached:
     analysing a whole file again is the harness's slowest step)."""
@@ -189,7 +187,7 @@ def _lower_point(jf: Any, sig: Dict[str, str], values: Dict[str, Any], halve: bo
     """Lower at ``values`` and with each integer constexpr doubled (and halved): which change a tile,
     a dot or a loop's step.  Raises LoweringError when the point itself is refused."""
     base = lower_facts(jf, sig, values)
-    changed, refused = set(), set()
+    changed, looped, refused = set(), set(), set()
     for p in jf.params:
         v = values.get(p.name)
         if not p.is_constexpr or isinstance(v, bool) or not isinstance(v, int) or v <= 0:
@@ -202,12 +200,15 @@ def _lower_point(jf: Any, sig: Dict[str, str], values: Dict[str, Any], halve: bo
             except LoweringError:
                 continue
             moved = True
-            # a tile (memory or register), a dot or a loop's step: a loop bound alone is a size (static's definition)
-            if facts.tile_signature() != base.tile_signature() or _steps(facts) != _steps(base):
+            # a tile (memory or register) or a dot; a loop's bounds, step or unrolled count alone is work per
+            # program (a trip count), not a tile: a grid-stride step is no tile size (static's definition)
+            if facts.tile_signature() != base.tile_signature():
                 changed.add(p.name)
+            elif facts.loop_signature() != base.loop_signature():
+                looped.add(p.name)
         if not moved:
             refused.add(p.name)
-    return {"base": base, "tiling": changed, "refused": refused}
+    return {"base": base, "tiling": changed, "looped": looped - changed, "refused": refused}
 
 
 def _shape_problems(spec: Any, static_tiling: set, values: Dict[str, Any], base: Any) -> List[str]:
@@ -235,9 +236,10 @@ def check_kernel(spec: Any, jf: Any, module_globals: Optional[Dict[str, Any]] = 
     The first point (flags on) decides when it agrees.  Otherwise the second
     point (flags off, other sizes; each constexpr doubled and halved) is lowered
     too: a constexpr is a tiling parameter for the IR when it changes a tile at
-    any point.  A disagreement is *real* when it holds at every point lowered
-    (two at least); one that holds at one point only, or that no probe could
-    measure (every move refused), is *probe-limited*.
+    any point.  A tiling-set disagreement is *real* when it holds at every point
+    lowered (two at least); one seen at one point only, or about a parameter no
+    probe could move (every move refused), is *probe-limited*.  Tile shapes and
+    dot extents are compared exactly at each point.
     """
     src = getattr(jf, "src", "") or ""
     points = probe_points(spec, jf, src, module_globals)
@@ -251,50 +253,70 @@ def check_kernel(spec: Any, jf: Any, module_globals: Optional[Dict[str, Any]] = 
             reading = _lower_point(jf, sig, values, halve=index > 0)
         except LoweringError as exc:
             reasons.append(str(exc)[:300])
-            reading = None
-        if reading is not None:
-            reading["values"] = values
-            reading["shapes"] = _shape_problems(spec, static_tiling, values, reading["base"])
-            readings.append(reading)
-        if index == 0 and reading is not None and reading["tiling"] == (static_tiling & _movable(jf, values)) \
-                and not reading["shapes"]:
-            break  # the first point agrees: no more evidence needed
+            continue
+        reading["values"] = values
+        reading["shapes"] = _shape_problems(spec, static_tiling, values, reading["base"])
+        readings.append(reading)
+        fields, problems, limited = _compare(spec, jf, readings, static_tiling)
+        if not problems and not limited:
+            break  # agreement: no more evidence needed
     row["lower_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
     if not readings:
         row["lowered"] = False
         row["reason"] = reasons[0]
         return row
-    row["lowered"] = True
-    row["points"] = len(readings)
+    row.update({"lowered": True, "points": len(readings), **fields})
     if len(readings) > 1:
         row["probe_b"] = _plain(readings[1]["values"])
-    movable = set.union(*(_movable(jf, r["values"]) for r in readings))
-    measured = movable - set.intersection(*(r["refused"] for r in readings))
-    ir_union = set.union(*(r["tiling"] for r in readings))
-    static_cmp = static_tiling & movable
-    row["static_tiling"] = sorted(static_cmp)
-    row["ir_tiling"] = sorted(ir_union)
-    problems, limited = [], []
-    several = len(readings) > 1
-    static_extra = static_cmp - ir_union
-    ir_extra = ir_union - static_tiling
-    ir_everywhere = {n for n in ir_extra if all(n in r["tiling"] for r in readings)}
-    real = {n for n in static_extra if n in measured} | ir_everywhere
-    if static_extra or ir_extra:
-        text = f"tiling set: static {sorted(static_cmp)}, IR {sorted(ir_union)}"
-        (problems if several and real else limited).append(
-            text if several and real else text + (" (at one probe point)" if not several else
-                                                  f" (only at some probe points: {sorted(ir_extra - ir_everywhere)})"))
-    # shapes are compared exactly at each point (the static reading specialised with the point's values)
-    for r in readings:
-        if r["shapes"]:
-            problems += r["shapes"]
-            break
     row["static_unknown"] = [w for w, v in (("tile shapes", _static_shapes(spec, points[0])),
                                             ("dot extents", _static_dots(spec, points[0]))) if v is None]
     row["problems"] = problems
     row["probe_limited"] = limited
     return row
+
+
+def _compare(spec: Any, jf: Any, readings: List[Dict[str, Any]], static_tiling: set) -> tuple:
+    """``(row fields, problems, probe-limited)`` of the readings so far (see :func:`check_kernel`)."""
+    movable = set.union(*(_movable(jf, r["values"]) for r in readings))
+    measured = movable - set.intersection(*(r["refused"] for r in readings))
+    ir_union = set.union(*(r["tiling"] for r in readings))
+    static_cmp = static_tiling & movable
+    fields: Dict[str, Any] = {"static_tiling": sorted(static_cmp), "ir_tiling": sorted(ir_union)}
+    problems: List[str] = []
+    limited: List[str] = []
+    several = len(readings) > 1
+    # a parameter both readers see acting through a loop (static: rows per program, a trip count; IR: it
+    # changes a loop's bounds only) is work per program on both sides: no disagreement
+    ir_looped = set.union(*(r["looped"] for r in readings)) - ir_union
+    by_loop = {n for n in static_cmp - ir_union if n in ir_looped and _static_loop_only(spec, n)}
+    if by_loop:
+        fields["trip_count_both"] = sorted(by_loop)
+    static_extra = static_cmp - ir_union - by_loop
+    ir_extra = ir_union - static_tiling
+    ir_everywhere = {n for n in ir_extra if all(n in r["tiling"] for r in readings)}
+    real = {n for n in static_extra if n in measured} | ir_everywhere
+    if static_extra or ir_extra:
+        text = f"tiling set: static {sorted(static_cmp)}, IR {sorted(ir_union)}"
+        if several and real:
+            problems.append(text)
+        elif not several:
+            limited.append(text + " (at one probe point)")
+        else:
+            doubtful = sorted((ir_extra - ir_everywhere) | (static_extra - measured))
+            limited.append(text + f" (only at some probe points, or never moved: {doubtful})")
+    # shapes are compared exactly at each point (the static reading specialised with the point's values)
+    for r in readings:
+        if r["shapes"]:
+            problems += r["shapes"]
+            break
+    return fields, problems, limited
+
+
+def _static_loop_only(spec: Any, name: str) -> bool:
+    """True when every reason the static reader gives for ``name`` being a tiling parameter is a loop
+    (rows per program, a trip count, a loop bound) and none a tile extent or a shape."""
+    uses = spec.param(name).uses if any(q.name == name for q in spec.params) else []
+    return any("loop" in u for u in uses) and not any("extent" in u or "shape" in u for u in uses)
 
 
 def _movable(jf: Any, values: Dict[str, Any]) -> set:

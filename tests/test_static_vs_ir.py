@@ -68,7 +68,7 @@ def test_imports_around_harness_limits(report):
     # a kernel defined inside a function is found by re-running its definition in the module namespace
     nested = rows["nested_copy_kernel"]
     assert nested["lowered"] and nested["found"].startswith("nested definition")
-    assert summary["lowered"] == summary["agree"] == 3 and summary["disagree_where_static_complete"] == 0
+    assert summary["lowered"] == summary["agree"] == 4 and summary["disagree_where_static_complete"] == 0
 
 
 def test_constexpr_kinds_from_the_source():
@@ -86,3 +86,12 @@ def k(x, USE_G: tl.constexpr, ACT: tl.constexpr, K: tl.constexpr, W: tl.constexp
     assert {n: k for n, (k, _) in kinds.items()} == {"USE_G": "flag", "ACT": "choice", "K": "size", "W": "count",
                                                     "Y": "flag", "Z": "flag"}
     assert kinds["ACT"][1] == ["swish"]
+
+
+def test_rows_per_program_and_grid_stride_steps_agree(report):
+    _, rows = report
+    row = rows["rows_per_program_kernel"]
+    # ROWS: a loop bound on the IR side, rows per program on the static side; STRIDE: a grid-stride step,
+    # a tile size for neither
+    assert row["trip_count_both"] == ["ROWS"] and row["ir_tiling"] == ["BLOCK"]
+    assert not row["problems"] and not row["probe_limited"]

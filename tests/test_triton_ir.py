@@ -139,3 +139,14 @@ def test_synth_configs_import_names_a_file_that_does_not_import(tmp_path):
     proc = _synth([str(kernel), "--shape", "n=4096", "--target", "h100", "--import"], tmp_path)
     assert proc.returncode == 2
     assert "importing" in proc.stderr and "no_such_dependency" in proc.stderr and "drop --import" in proc.stderr
+
+
+def test_loop_signature_orders_runtime_and_constant_bounds():
+    # a loop with a runtime bound next to constant ones (a grid-stride loop beside a tile loop): sorting
+    # None against ints raised TypeError, and the oracle's reading of such a kernel failed as a whole
+    from tiletune.runtime.triton_ir import IRFacts, LoopBounds
+
+    facts = IRFacts(loops=[LoopBounds(0, 4096, 32), LoopBounds(None, None, 64), LoopBounds(0, None, 1)])
+    other = IRFacts(loops=[LoopBounds(0, 4096, 32), LoopBounds(None, None, 128), LoopBounds(0, None, 1)])
+    assert facts.loop_signature() != other.loop_signature()
+    assert facts.loop_signature() == IRFacts(loops=list(reversed(facts.loops))).loop_signature()

@@ -111,8 +111,9 @@ class IRFacts:
     def loop_signature(self) -> tuple:
         """The loops' constant bounds, and how many memory ops and dots the unrolled IR holds
         (changes when a trip count does, ``scf.for`` or ``tl.static_range``)."""
-        bounds = tuple(sorted((lp.lower, lp.upper, lp.step) for lp in self.loops
-                              if lp.lower is not None or lp.upper is not None or lp.step is not None))
+        bounds = tuple(sorted(((lp.lower, lp.upper, lp.step) for lp in self.loops
+                               if lp.lower is not None or lp.upper is not None or lp.step is not None),
+                              key=lambda b: tuple((x is None, x or 0) for x in b)))  # None: a runtime bound
         return bounds, len(self.memory), len(self.dots)
 
     def to_json(self) -> dict:

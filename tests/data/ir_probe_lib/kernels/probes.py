@@ -46,3 +46,16 @@ def _build():
         tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
 
     return nested_copy_kernel
+
+
+@triton.jit
+def rows_per_program_kernel(x_ptr, y_ptr, n_rows, n_cols, ROWS: tl.constexpr, BLOCK: tl.constexpr,
+                            STRIDE: tl.constexpr):
+    # ROWS sets the work of a program through a loop only (no tile of ROWS); STRIDE is a grid-stride step
+    cols = tl.arange(0, BLOCK)
+    for r in range(ROWS):
+        row = tl.program_id(0) * ROWS + r
+        x = tl.load(x_ptr + row * n_cols + cols, mask=(cols < n_cols) & (row < n_rows), other=0.0)
+        tl.store(y_ptr + row * n_cols + cols, x, mask=(cols < n_cols) & (row < n_rows))
+    for row in range(tl.program_id(1), n_rows, STRIDE):
+        tl.store(y_ptr + row, 0.0)
