@@ -126,8 +126,9 @@ def _evaluate(text: str, env: Mapping[str, Any]) -> Any:
     return eval(compile(tree, "<launch>", "eval"), {"__builtins__": {}}, scope)  # noqa: S307 - harness only
 
 
-def _host_assignments(path: str, line: int) -> List[ast.Assign]:
-    """``name = expr`` statements of the function around ``line`` of ``path`` that come before it."""
+def _host_assignments(path: str, line: int) -> List[tuple]:
+    """``(line, name, expr)`` of the ``name = expr`` (and ``a, b = x, y``) statements of the function
+    around ``line`` of ``path`` that come before it."""
     tree = _FILE_TREES.get(path)
     if tree is None:
         try:
@@ -140,8 +141,17 @@ def _host_assignments(path: str, line: int) -> List[ast.Assign]:
     if not around:
         return []
     fn = max(around, key=lambda f: f.lineno)  # the innermost
-    return sorted((a for a in ast.walk(fn) if isinstance(a, ast.Assign) and a.lineno < line
-                   and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)), key=lambda a: a.lineno)
+    out = []
+    for a in ast.walk(fn):
+        if not (isinstance(a, ast.Assign) and a.lineno < line and len(a.targets) == 1):
+            continue
+        target, value = a.targets[0], a.value
+        if isinstance(target, ast.Name):
+            out.append((a.lineno, target.id, value))
+        elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+            # BK, BV = max(triton.next_power_of_2(K), 16), max(triton.next_power_of_2(V), 16)
+            out += [(a.lineno, t.id, v) for t, v in zip(target.elts, value.elts) if isinstance(t, ast.Name)]
+    return sorted(out, key=lambda x: x[0])
 
 
 _FILE_TREES: Dict[str, ast.Module] = {}
@@ -158,10 +168,9 @@ def launch_values(spec: Any, env: Mapping[str, Any], module_globals: Optional[Ma
     out: Dict[str, Any] = {}
     for site in list(spec.launches) + list(getattr(spec, "project_launches", [])):
         scope = {**constants, **env}
-        for assign in _host_assignments(site.file or spec.file, site.span.line):
-            name = assign.targets[0].id
+        for _, name, value in _host_assignments(site.file or spec.file, site.span.line):
             try:
-                scope[name] = _evaluate(ast.unparse(assign.value), scope)
+                scope[name] = _evaluate(ast.unparse(value), scope)
             except Exception:  # host state (a tensor's shape): the point's size stands, if any
                 if name not in env:
                     scope.pop(name, None)

@@ -208,7 +208,27 @@ def _lower_point(jf: Any, sig: Dict[str, str], values: Dict[str, Any], halve: bo
                 looped.add(p.name)
         if not moved:
             refused.add(p.name)
-    return {"base": base, "tiling": changed, "looped": looped - changed, "refused": refused}
+    together = _move_together(jf, sig, values, base, refused)
+    changed |= together
+    return {"base": base, "tiling": changed, "looped": looped - changed, "refused": refused - together,
+            "together": sorted(together)}
+
+
+def _move_together(jf: Any, sig: Dict[str, str], values: Dict[str, Any], base: Any, refused: set) -> set:
+    """Constexprs Triton refuses to move one at a time but accepts moved together (tiles that must
+    match, ``BK == BV``): all of them when the joint move changes a tile, else none."""
+    if len(refused) < 2:
+        return set()
+    for factor in (2, 0.5):
+        moved = {n: int(values[n] * factor) for n in refused}
+        if min(moved.values()) < 1:
+            continue
+        try:
+            facts = lower_facts(jf, sig, {**values, **moved})
+        except LoweringError:
+            continue
+        return set(refused) if facts.tile_signature() != base.tile_signature() else set()
+    return set()
 
 
 def _shape_problems(spec: Any, static_tiling: set, values: Dict[str, Any], base: Any) -> List[str]:
@@ -291,6 +311,9 @@ def _compare(spec: Any, jf: Any, readings: List[Dict[str, Any]], static_tiling: 
     by_loop = {n for n in static_cmp - ir_union if n in ir_looped and _static_loop_only(spec, n)}
     if by_loop:
         fields["trip_count_both"] = sorted(by_loop)
+    together = sorted({n for r in readings for n in r["together"]})
+    if together:
+        fields["moved_together"] = together
     static_extra = static_cmp - ir_union - by_loop
     ir_extra = ir_union - static_tiling
     ir_everywhere = {n for n in ir_extra if all(n in r["tiling"] for r in readings)}

@@ -68,7 +68,7 @@ def test_imports_around_harness_limits(report):
     # a kernel defined inside a function is found by re-running its definition in the module namespace
     nested = rows["nested_copy_kernel"]
     assert nested["lowered"] and nested["found"].startswith("nested definition")
-    assert summary["lowered"] == summary["agree"] == 4 and summary["disagree_where_static_complete"] == 0
+    assert summary["lowered"] == summary["agree"] == 5 and summary["disagree_where_static_complete"] == 0
 
 
 def test_constexpr_kinds_from_the_source():
@@ -94,4 +94,13 @@ def test_rows_per_program_and_grid_stride_steps_agree(report):
     # ROWS: a loop bound on the IR side, rows per program on the static side; STRIDE: a grid-stride step,
     # a tile size for neither
     assert row["trip_count_both"] == ["ROWS"] and row["ir_tiling"] == ["BLOCK"]
+    assert not row["problems"] and not row["probe_limited"]
+
+
+def test_tiles_triton_only_moves_together_are_measured_together(report):
+    _, rows = report
+    row = rows["coupled_tiles_kernel"]
+    # the launcher's `BK, BV = max(triton.next_power_of_2(K), 16), ...` gives the probe BK = BV = K = 64
+    assert row["probe"]["BK"] == row["probe"]["BV"] == row["probe"]["K"] == 64
+    assert row["moved_together"] == ["BK", "BV"] and row["ir_tiling"] == ["BK", "BV"]
     assert not row["problems"] and not row["probe_limited"]

@@ -59,3 +59,19 @@ def rows_per_program_kernel(x_ptr, y_ptr, n_rows, n_cols, ROWS: tl.constexpr, BL
         tl.store(y_ptr + row * n_cols + cols, x, mask=(cols < n_cols) & (row < n_rows))
     for row in range(tl.program_id(1), n_rows, STRIDE):
         tl.store(y_ptr + row, 0.0)
+
+
+@triton.jit
+def coupled_tiles_kernel(h_ptr, v_ptr, K: tl.constexpr, V: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
+    # BK and BV must be equal (a [BK] row is added to a [BK, BV] tile): Triton refuses moving either alone
+    o_k = tl.arange(0, BK)
+    o_v = tl.arange(0, BV)
+    b_h = tl.load(h_ptr + o_k[:, None] * V + o_v[None, :], mask=(o_k < K)[:, None] & (o_v < V)[None, :])
+    b_v = tl.load(v_ptr + o_k, mask=o_k < K)
+    tl.store(h_ptr + o_k[:, None] * V + o_v[None, :], b_h + b_v[None, :],
+             mask=(o_k < K)[:, None] & (o_v < V)[None, :])
+
+
+def launch_coupled(h, v, K, V):
+    BK, BV = max(triton.next_power_of_2(K), 16), max(triton.next_power_of_2(V), 16)
+    coupled_tiles_kernel[(1,)](h, v, K=K, V=V, BK=BK, BV=BV)
