@@ -235,8 +235,9 @@ def _shape_problems(spec: Any, static_tiling: set, values: Dict[str, Any], base:
     st, sd = _static_shapes(spec, values), _static_dots(spec, values)
     ir, idots = _ir_shapes(base), sorted({(d.m, d.n, d.k) for d in base.dots})
     if (st is not None and st != ir) or (sd is not None and sd != idots):
-        fixed = {k: v for k, v in values.items() if k not in static_tiling and (v is None or isinstance(v, (bool, int, str)))}
-        special = _specialised(spec, fixed)
+        # every value of the point, tiling parameters too: a branch on a tile size (``if BN == 1:``) is
+        # decided as Triton decides it
+        special = _specialised(spec, {k: v for k, v in values.items() if v is None or isinstance(v, (bool, int, str))})
         st, sd = _static_shapes(special, values), _static_dots(special, values)
     out = []
     if st is not None and st != ir:
@@ -317,7 +318,13 @@ def _compare(spec: Any, jf: Any, readings: List[Dict[str, Any]], static_tiling: 
     static_extra = static_cmp - ir_union - by_loop
     ir_extra = ir_union - static_tiling
     ir_everywhere = {n for n in ir_extra if all(n in r["tiling"] for r in readings)}
-    real = {n for n in static_extra if n in measured} | ir_everywhere
+    # a parameter that sizes tiles only under values no probe point took (``if BN == 1:``): the static
+    # reading specialised with every other value of the point agrees with the IR there
+    unreached = {n for n in static_extra if n in measured and all(not _static_tiling_at(spec, r["values"], n)
+                                                                  for r in readings)}
+    if unreached:
+        fields["tiling_only_elsewhere"] = sorted(unreached)
+    real = {n for n in static_extra if n in measured and n not in unreached} | ir_everywhere
     if static_extra or ir_extra:
         text = f"tiling set: static {sorted(static_cmp)}, IR {sorted(ir_union)}"
         if several and real:
@@ -325,14 +332,26 @@ def _compare(spec: Any, jf: Any, readings: List[Dict[str, Any]], static_tiling: 
         elif not several:
             limited.append(text + " (at one probe point)")
         else:
-            doubtful = sorted((ir_extra - ir_everywhere) | (static_extra - measured))
-            limited.append(text + f" (only at some probe points, or never moved: {doubtful})")
+            why = [f"{sorted(names)} {what}" for names, what in (
+                (ir_extra - ir_everywhere, "sizes tiles in the IR at some probe points only"),
+                (static_extra - measured, "never moved (Triton refused every move)"),
+                (unreached, "sizes tiles only under values no probe point took (the static reading at the "
+                            "probe values agrees with the IR)")) if names]
+            limited.append(text + " (" + "; ".join(why) + ")")
     # shapes are compared exactly at each point (the static reading specialised with the point's values)
     for r in readings:
         if r["shapes"]:
             problems += r["shapes"]
             break
     return fields, problems, limited
+
+
+def _static_tiling_at(spec: Any, values: Dict[str, Any], name: str) -> bool:
+    """Whether the static reading, specialised with every value of the point but ``name``'s, still
+    calls ``name`` a tiling parameter."""
+    fixed = {k: v for k, v in values.items() if k != name and (v is None or isinstance(v, (bool, int, str)))}
+    special = _specialised(spec, fixed)
+    return any(p.name == name and p.tiling for p in special.params)
 
 
 def _static_loop_only(spec: Any, name: str) -> bool:

@@ -68,7 +68,7 @@ def test_imports_around_harness_limits(report):
     # a kernel defined inside a function is found by re-running its definition in the module namespace
     nested = rows["nested_copy_kernel"]
     assert nested["lowered"] and nested["found"].startswith("nested definition")
-    assert summary["lowered"] == summary["agree"] == 5 and summary["disagree_where_static_complete"] == 0
+    assert summary["lowered"] == 6 and summary["agree"] == 5 and summary["disagree_where_static_complete"] == 0
 
 
 def test_constexpr_kinds_from_the_source():
@@ -104,3 +104,11 @@ def test_tiles_triton_only_moves_together_are_measured_together(report):
     assert row["probe"]["BK"] == row["probe"]["BV"] == row["probe"]["K"] == 64
     assert row["moved_together"] == ["BK", "BV"] and row["ir_tiling"] == ["BK", "BV"]
     assert not row["problems"] and not row["probe_limited"]
+
+
+def test_a_tile_sized_only_under_an_unprobed_value_is_probe_limited(report):
+    summary, rows = report
+    row = rows["tile_value_branch_kernel"]
+    assert row["tiling_only_elsewhere"] == ["BL"] and not row["problems"]
+    assert row["probe_limited"] and "no probe point took" in row["probe_limited"][0]
+    assert summary["probe_limited"] == 1

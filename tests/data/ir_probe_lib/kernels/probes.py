@@ -75,3 +75,14 @@ def coupled_tiles_kernel(h_ptr, v_ptr, K: tl.constexpr, V: tl.constexpr, BK: tl.
 def launch_coupled(h, v, K, V):
     BK, BV = max(triton.next_power_of_2(K), 16), max(triton.next_power_of_2(V), 16)
     coupled_tiles_kernel[(1,)](h, v, K=K, V=V, BK=BK, BV=BV)
+
+
+@triton.jit
+def tile_value_branch_kernel(x_ptr, y_ptr, L, BL: tl.constexpr, BN: tl.constexpr):
+    # BL sizes tiles only when BN == 1, a value no probe takes: probe-limited, not a disagreement
+    if BN == 1:
+        o_l = tl.arange(0, BL)
+        tl.store(y_ptr + o_l, tl.load(x_ptr + o_l, mask=o_l < L), mask=o_l < L)
+    else:
+        o_n = tl.program_id(0) * BN + tl.arange(0, BN)
+        tl.store(y_ptr + o_n, tl.load(x_ptr + o_n, mask=o_n < L), mask=o_n < L)
