@@ -30,7 +30,7 @@ from .parallel_compile import describe_error
 from .report import TuningReport, config_str
 from .search import resolve_search
 
-__all__ = ["CandidatesStage", "MetaParameterConflict", "SynthesisContext"]
+__all__ = ["CandidatesStage", "MetaParameterConflict", "SynthesisContext", "incomplete_message"]
 
 Config = triton.Config
 
@@ -40,6 +40,40 @@ INCOMPLETE_BREADTH = 2.0
 #: Values tried for a tiling parameter only Triton's IR revealed, and over how many leading candidates.
 IR_TILE_VALUES = (16, 32, 64, 128)
 IR_TILE_BASES = 4
+
+
+#: Why the static reader could not find a helper at all (the resolver's words): making it importable helps.
+_NOT_FOUND = ("not found from", "cannot be parsed", "import cycle", "import chain deeper")
+
+
+def incomplete_message(kernel_name: str, spec: Any, oracle_on: bool) -> str:
+    """The warning for a kernel whose static reading is incomplete: the unknowns by kind, and per kind the
+    fix that applies.  "Make it importable" only for helpers the static reader could not find; a helper
+    it followed, or an op it does not model, is read from Triton's IR by the oracle at the first tuning
+    (``oracle_on``), else ``TILETUNE_IR_ORACLE=1`` turns that on."""
+    unfound = [r for r in spec.incomplete if r.startswith("unresolved helper") and any(w in r for w in _NOT_FOUND)]
+    helpers = [r for r in spec.incomplete if r.startswith("unresolved helper") and r not in unfound]
+    rest = [r for r in spec.incomplete if r not in unfound and r not in helpers]
+
+    def _items(reasons: List[str]) -> str:
+        text = "; ".join(reasons[:3])
+        return text + (f" (+{len(reasons) - 3} more)" if len(reasons) > 3 else "")
+
+    parts = []
+    if unfound:
+        parts.append(f"helpers it cannot find ({_items(unfound)}): make them importable from the kernel's package")
+    if helpers:
+        parts.append(f"helper results it cannot compute ({_items(helpers)})")
+    if rest:
+        parts.append(f"what it does not model ({_items(rest)})")
+    if helpers or rest:
+        parts.append("Triton's IR is read at the first tuning of each key: candidates Triton refuses are dropped and "
+                     "tile parameters the IR shows are searched (verbose=True says what it found)" if oracle_on else
+                     "set TILETUNE_IR_ORACLE=1 to have Triton's IR read at the first tuning (the kernel is lowered in "
+                     "a child process)")
+    return (f"tiletune: the static analysis of kernel {kernel_name!r} is incomplete: {'; '.join(parts)}. "
+            "configs=[] keeps only configs safe under the unknowns and measures more of them instead of trusting "
+            "the model; or pass configs=[...]")
 
 
 class MetaParameterConflict(TuningError, ValueError):
@@ -325,18 +359,16 @@ class CandidatesStage:
         return out
 
     def _warn_incomplete(self, spec: Any) -> None:
-        """Say once per kernel that its analysis is incomplete, and what tiletune does about it."""
+        """Say once per kernel that its analysis is incomplete: what is unknown, what tiletune does about
+        it and the fix that applies (:func:`incomplete_message`)."""
         if "incomplete" in self._noted_fixed:
             return
         self._noted_fixed.add("incomplete")
         self.search_breadth = max(self.search_breadth, INCOMPLETE_BREADTH)
-        warnings.warn(
-            f"tiletune: the analysis of kernel {self.kernel_name!r} is incomplete ({'; '.join(spec.incomplete)}); "
-            "configs=[] keeps only configs safe under the unknowns and measures more of them instead of trusting "
-            "the model. Make the helpers importable from the kernel's package, or pass configs=[...]",
-            TiletuneWarning,
-            stacklevel=user_stacklevel(),
-        )
+        from . import ir_oracle
+
+        warnings.warn(incomplete_message(self.kernel_name, spec, ir_oracle.oracle_enabled(self.fn)),
+                      TiletuneWarning, stacklevel=user_stacklevel())
 
     def prune_configs(self, kwargs: Dict) -> List[Config]:
         """Triton's pruning (``early_config_prune``, then ``perf_model`` + ``top_k``) over ``self.configs``."""
