@@ -226,6 +226,8 @@ class CandidatesStage:
             warn_missing_key(self.kernel_name, missing_key, self.keys, self._noted_fixed)
             report.note(f"synthesis depends on {', '.join(missing_key)}, which is not in key=; a change of it "
                         "will reuse the tuning of the first value")
+        if not spec.complete:
+            spec = self._ir_footprint(spec, bound, verdict.tuned, fixed, report)
         target = self.resolved_target()
         opts: dict = {"hints": self.hints or None, "fixed": {k: v for k, v in fixed.items()} or None}
         # the pool the measured search draws from: top_k= when given, else the search policy's size
@@ -356,6 +358,27 @@ class CandidatesStage:
                 combos = [{**c, name: v} for c in combos for v in IR_TILE_VALUES]
             for combo in combos:
                 out.append(Config({**cfg.kwargs, **combo}, num_warps=cfg.num_warps, num_stages=cfg.num_stages))
+        return out
+
+    def _ir_footprint(self, spec: Any, bound: Mapping[str, Any], tuned: List[str], fixed: Mapping[str, Any],
+                      report: TuningReport) -> Any:
+        """The spec with Triton's IR tiles in its footprint where the static reading has accesses without a
+        shape (:mod:`tiletune.runtime.ir_footprint`); unchanged when the oracle is off or cannot lower."""
+        from . import ir_footprint, ir_oracle
+
+        if not any(a.shape is None for a in spec.accesses) or not ir_oracle.oracle_enabled(self.fn):
+            return spec
+        names = [n for n in tuned if n not in bound]
+        try:
+            tiles = ir_footprint.read_tiles(self.fn, bound, ir_footprint.tile_values(names, {
+                k: v for k, v in fixed.items() if k not in bound}), names)
+        except Exception as exc:  # the oracle is an extra: without it the static footprint stands
+            report.note(f"the IR oracle could not lower kernel {self.kernel_name!r} for its tile shapes "
+                        f"({describe_error(exc)}); the static footprint stands")
+            return spec
+        out, note = ir_footprint.with_ir_footprint(spec, tiles or [])
+        if note:
+            report.note(note)
         return out
 
     def _warn_incomplete(self, spec: Any) -> None:
