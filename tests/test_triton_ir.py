@@ -168,7 +168,7 @@ def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 '''
 
 
-@pytest.mark.parametrize("case", ["not found", "followed", "not modelled"])
+@pytest.mark.parametrize("case", ["not found", "run time", "not modelled"])
 def test_the_incomplete_warning_names_what_is_unknown_and_the_fix_that_applies(case):
     # "make the helpers importable" only where a helper was not found; a followed helper or an op the
     # static reader does not model is read from Triton's IR at the first tuning
@@ -176,10 +176,10 @@ def test_the_incomplete_warning_names_what_is_unknown_and_the_fix_that_applies(c
     from tiletune.runtime.candidates import incomplete_message
 
     text = _INCOMPLETE.format(
-        imports="from .gone_helpers import gone" if case == "not found" else "",
-        body={"followed": "tl.arange(0, N).reshape(tuple([N]))",
-              "not modelled": "tl.full(x.shape, 0, tl.int32) + tl.arange(0, N)"}.get(case, "tl.arange(0, N)"),
-        call="gone(BLOCK)" if case == "not found" else "offsets(n, BLOCK)")
+        imports={"not found": "from .gone_helpers import gone",
+                 "run time": "import importlib\nlate = importlib.import_module('pkg.helpers').late"}.get(case, ""),
+        body="tl.full(x.shape, 0, tl.int32) + tl.arange(0, N)" if case == "not modelled" else "tl.arange(0, N)",
+        call={"not found": "gone(BLOCK)", "run time": "late(BLOCK)"}.get(case, "offsets(n, BLOCK)"))
     spec = analyze_source(text, "/tmp/pkg/k.py").kernel("k")
     assert spec.incomplete
     on, off = incomplete_message("k", spec, True), incomplete_message("k", spec, False)
@@ -189,4 +189,4 @@ def test_the_incomplete_warning_names_what_is_unknown_and_the_fix_that_applies(c
     else:
         assert "importable" not in on and "importable" not in off
         assert "Triton's IR is read at the first tuning" in on and "TILETUNE_IR_ORACLE=1" in off
-        assert ("cannot compute" if case == "followed" else "does not model") in on
+        assert ("with no def or import it can follow" if case == "run time" else "does not model") in on

@@ -51,9 +51,13 @@ def incomplete_message(kernel_name: str, spec: Any, oracle_on: bool) -> str:
     fix that applies.  "Make it importable" only for helpers the static reader could not find; a helper
     it followed, or an op it does not model, is read from Triton's IR by the oracle at the first tuning
     (``oracle_on``), else ``TILETUNE_IR_ORACLE=1`` turns that on."""
+    followed = {k.rsplit(":", 1)[-1] for k in (spec.helpers or {})}
     unfound = [r for r in spec.incomplete if r.startswith("unresolved helper") and any(w in r for w in _NOT_FOUND)]
     helpers = [r for r in spec.incomplete if r.startswith("unresolved helper") and r not in unfound]
-    rest = [r for r in spec.incomplete if r not in unfound and r not in helpers]
+    # a helper bound at run time (``f = importlib.import_module(...).f``, a factory): no def to follow
+    unseen = [r for r in helpers if not any(f" {name}()" in r for name in followed)]
+    helpers = [r for r in helpers if r not in unseen]
+    rest = [r for r in spec.incomplete if r not in unfound and r not in helpers and r not in unseen]
 
     def _items(reasons: List[str]) -> str:
         text = "; ".join(reasons[:3])
@@ -62,11 +66,13 @@ def incomplete_message(kernel_name: str, spec: Any, oracle_on: bool) -> str:
     parts = []
     if unfound:
         parts.append(f"helpers it cannot find ({_items(unfound)}): make them importable from the kernel's package")
+    if unseen:
+        parts.append(f"helpers bound at run time, with no def or import it can follow ({_items(unseen)})")
     if helpers:
-        parts.append(f"helper results it cannot compute ({_items(helpers)})")
+        parts.append(f"results of helpers it followed but cannot compute ({_items(helpers)})")
     if rest:
         parts.append(f"what it does not model ({_items(rest)})")
-    if helpers or rest:
+    if helpers or rest or unseen:
         parts.append("Triton's IR is read at the first tuning of each key: candidates Triton refuses are dropped and "
                      "tile parameters the IR shows are searched (verbose=True says what it found)" if oracle_on else
                      "set TILETUNE_IR_ORACLE=1 to have Triton's IR read at the first tuning (the kernel is lowered in "
