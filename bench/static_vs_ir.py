@@ -374,9 +374,10 @@ def _library_roots(libraries: Sequence[str], paths: Sequence[str]) -> List[tuple
 
 
 def run(libraries: List[str], stubs: Sequence[str] = (), paths: Sequence[str] = (),
-        only: Optional[str] = None) -> Dict[str, Any]:
+        only: Optional[str] = None, progress: Any = None) -> Dict[str, Any]:
     """Check every kernel with tiling parameters of ``libraries`` (corpus names) and ``paths`` (package
-    folders), only in files whose path contains ``only`` when given; the report as a dict."""
+    folders), only in files whose path contains ``only`` when given; the report as a dict.  One JSON
+    line per file goes to ``progress`` (a text stream) when given."""
     rows: List[Dict[str, Any]] = []
     finder = StubFinder(stubs)
     sys.meta_path.append(finder)  # last: every real module wins
@@ -388,7 +389,13 @@ def run(libraries: List[str], stubs: Sequence[str] = (), paths: Sequence[str] = 
         for path in files:
             if only and only not in str(path):
                 continue
-            rows += _check_file(lib, root, path)
+            t0 = time.perf_counter()
+            new = _check_file(lib, root, path)
+            rows += new
+            if progress is not None and new:
+                progress.write(json.dumps({"file": str(path.relative_to(root.parent)), "rows": len(new),
+                                           "seconds": round(time.perf_counter() - t0, 1)}) + "\n")
+                progress.flush()
     summary = summarize(rows, [lib for lib, _ in _library_roots(libraries, paths)])
     summary["stubbed_modules"] = sorted(finder.stubbed)
     return {"summary": summary, "rows": rows}
@@ -522,7 +529,7 @@ def main() -> int:
         report["summary"]["seconds"] = round(sum(p["summary"].get("seconds", 0) for p in parts), 1)
         report["summary"]["stubbed_modules"] = sorted({m for p in parts for m in p["summary"].get("stubbed_modules", [])})
     else:
-        report = run(libs, list(STUBS) + (args.stub or []), args.path, args.file)
+        report = run(libs, list(STUBS) + (args.stub or []), args.path, args.file, sys.stderr)
         report["summary"]["seconds"] = round(time.perf_counter() - t0, 1)
     out = Path(args.out)
     command = "python bench/static_vs_ir.py" + "".join(f" --library {x}" for x in args.library or []) + \
