@@ -68,7 +68,7 @@ def test_imports_around_harness_limits(report):
     # a kernel defined inside a function is found by re-running its definition in the module namespace
     nested = rows["nested_copy_kernel"]
     assert nested["lowered"] and nested["found"].startswith("nested definition")
-    assert summary["lowered"] == 6 and summary["agree"] == 5 and summary["disagree_where_static_complete"] == 0
+    assert summary["lowered"] == 7 and summary["agree"] == 6 and summary["disagree_where_static_complete"] == 0
 
 
 def test_constexpr_kinds_from_the_source():
@@ -112,3 +112,9 @@ def test_a_tile_sized_only_under_an_unprobed_value_is_probe_limited(report):
     assert row["tiling_only_elsewhere"] == ["BL"] and not row["problems"]
     assert row["probe_limited"] and "no probe point took" in row["probe_limited"][0]
     assert summary["probe_limited"] == 1
+
+
+def test_a_kernel_behind_a_wraps_decorator_is_reached(report):
+    _, rows = report
+    row = rows["wrapped_copy_kernel"]  # @functools.wraps copies the JITFunction's `fn` onto the wrapper
+    assert row["lowered"] and row["ir_tiling"] == ["BLOCK"] and not row["problems"]
