@@ -68,7 +68,7 @@ def test_imports_around_harness_limits(report):
     # a kernel defined inside a function is found by re-running its definition in the module namespace
     nested = rows["nested_copy_kernel"]
     assert nested["lowered"] and nested["found"].startswith("nested definition")
-    assert summary["lowered"] == 7 and summary["agree"] == 6 and summary["disagree_where_static_complete"] == 0
+    assert summary["lowered"] == 8 and summary["agree"] == 7 and summary["disagree_where_static_complete"] == 0
 
 
 def test_constexpr_kinds_from_the_source():
@@ -118,3 +118,19 @@ def test_a_kernel_behind_a_wraps_decorator_is_reached(report):
     _, rows = report
     row = rows["wrapped_copy_kernel"]  # @functools.wraps copies the JITFunction's `fn` onto the wrapper
     assert row["lowered"] and row["ir_tiling"] == ["BLOCK"] and not row["problems"]
+
+
+def test_a_string_constexpr_decides_branches_in_the_static_reading(report):
+    from tiletune.analysis.frontend import analyze_source
+
+    path = HERE / "data" / "ir_probe_lib" / "kernels" / "probes.py"
+    kinds = {}
+    for reduction in ("none", "sum"):
+        spec = analyze_source(path.read_text(), str(path), constants={"reduction": reduction}).kernel(
+            "string_choice_kernel")
+        kinds[reduction] = sorted((a.kind, len(a.shape)) for a in spec.accesses)
+    # `reduction == "none"` / `!= "none"` are decided like Triton decides them (string literals were unknown)
+    assert kinds == {"none": [("load", 1), ("store", 1)], "sum": [("load", 1), ("store", 0)]}
+    _, rows = report
+    assert rows["string_choice_kernel"]["probe"]["reduction"] == "none"
+    assert rows["string_choice_kernel"]["lowered"] and not rows["string_choice_kernel"]["problems"]

@@ -104,3 +104,14 @@ def _logged(fn):
 def wrapped_copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+@triton.jit
+def string_choice_kernel(x_ptr, loss_ptr, n, BLOCK: tl.constexpr, reduction: tl.constexpr):
+    # a string constexpr decides which store exists: the static reading specialised with it must agree
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    if reduction == "none":
+        tl.store(loss_ptr + offs, x, mask=offs < n)
+    if reduction != "none":
+        tl.store(loss_ptr, tl.sum(x, axis=0))
