@@ -114,10 +114,22 @@ def import_module(module_name: str, root: Path, attempts: int = 6) -> Tuple[Any,
     return importlib.import_module(module_name), used
 
 
+def _run(stmts: List[ast.stmt], path: Path, namespace: dict, strict: bool) -> Optional[str]:
+    """Execute ``stmts`` (file line numbers kept: Triton reads the source back by them) in ``namespace``."""
+    for stmt in stmts:
+        try:
+            exec(compile(ast.Module(body=[stmt], type_ignores=[]), str(path), "exec"), namespace)  # noqa: S102
+        except Exception as exc:  # noqa: BLE001 - a guard's statement that needs a device: the next may not
+            if strict:
+                return f"{type(exc).__name__}: {str(exc)[:100]}"
+    return None
+
+
 def kernel_object(module: Any, name: str, path: Path) -> Tuple[Any, Optional[str]]:
     """The kernel ``name`` of ``module``: the attribute, else its decorated definition in ``path``
-    (nested under a function or a guard) executed again in the module's namespace.
-    ``(object or None, how it was found or why not)``."""
+    (nested under a function or a guard such as ``if has_triton():``) executed again in the module's
+    namespace, after the statements that precede it in each enclosing block (the guard's own
+    ``import triton``, configs, helpers).  ``(object or None, how it was found or why not)``."""
     obj = getattr(module, name, None)
     if obj is not None:
         return obj, None
@@ -125,19 +137,23 @@ def kernel_object(module: Any, name: str, path: Path) -> Tuple[Any, Optional[str
         tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
     except SyntaxError as exc:
         return None, f"file does not parse: {exc}"
+    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
     found = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name and n.decorator_list]
     if not found:
         return None, "no definition of that name in the file"
     node = found[0]
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    start = min([d.lineno for d in node.decorator_list] + [node.lineno]) - 1
-    block = "\n".join(lines[start:node.end_lineno])
-    import textwrap
-
-    code = "\n" * start + textwrap.dedent(block)  # the file's line numbers: Triton reads the source back
+    chain = [node]
+    while id(chain[-1]) in parents:
+        chain.append(parents[id(chain[-1])])
     namespace = dict(vars(module))
-    try:
-        exec(compile(code, str(path), "exec"), namespace)  # noqa: S102 - the harness re-runs library code only
-    except Exception as exc:  # a closure over a function's locals, a decorator that needs a device
-        return None, f"nested definition does not run at module level: {type(exc).__name__}: {str(exc)[:100]}"
+    for inner, outer in reversed(list(zip(chain, chain[1:]))):
+        if outer is tree:
+            continue
+        for body in (getattr(outer, "body", []), getattr(outer, "orelse", []), getattr(outer, "finalbody", [])):
+            if inner in body:
+                _run([s for s in body[:body.index(inner)] if not isinstance(s, (ast.Return, ast.Raise))],
+                     path, namespace, strict=False)
+    why = _run([node], path, namespace, strict=True)
+    if why:  # a closure over a function's locals, a decorator that needs a device
+        return None, f"nested definition does not run at module level: {why}"
     return namespace.get(name), "nested definition re-run in the module namespace"

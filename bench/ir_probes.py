@@ -35,7 +35,7 @@ SIZES = (64, 128)
 #: since the IR holds one copy of the body per step.
 COUNTS = (4, 8)
 
-FLAG, CHOICE, SIZE, COUNT, OTHER = "flag", "choice", "size", "count", "other"
+FLAG, CHOICE, SIZE, COUNT, DTYPE, OTHER = "flag", "choice", "size", "count", "dtype", "other"
 
 
 def _function_def(src: str) -> Optional[ast.FunctionDef]:
@@ -68,6 +68,7 @@ def constexpr_kinds(src: str, names: Sequence[str]) -> Dict[str, Any]:
     kind is :data:`FLAG` when every use tests it (``if X``, ``X and Y``,
     ``not X``, ``X is None``, a ternary's test), :data:`CHOICE` when it is
     compared with string literals (``strings`` lists them, in source order),
+    :data:`DTYPE` when it is an element type (``x.to(D)``, ``dtype=D``),
     :data:`COUNT` when it bounds a ``tl.static_range``, :data:`SIZE` when any other use computes with
     it, :data:`OTHER` when unused.
     """
@@ -84,6 +85,9 @@ def constexpr_kinds(src: str, names: Sequence[str]) -> Dict[str, Any]:
         parent = parents.get(id(node))
         if isinstance(parent, ast.Call) and node in parent.args and _callee(parent) == "static_range":
             uses[node.id].add(COUNT)
+        elif (isinstance(parent, ast.keyword) and parent.arg == "dtype") or (
+                isinstance(parent, ast.Call) and node in parent.args and _callee(parent) in ("to", "cast")):
+            uses[node.id].add(DTYPE)  # x.to(OUT_DTYPE), tl.zeros(..., dtype=ACC_DTYPE)
         elif isinstance(parent, (ast.If, ast.IfExp, ast.While, ast.Assert)) and parent.test is node:
             uses[node.id].add(FLAG)
         elif isinstance(parent, (ast.BoolOp,)) or (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
@@ -103,7 +107,7 @@ def constexpr_kinds(src: str, names: Sequence[str]) -> Dict[str, Any]:
     out = {}
     for n in names:
         u = uses[n]
-        kind = COUNT if COUNT in u else SIZE if SIZE in u else CHOICE if CHOICE in u else FLAG if FLAG in u else OTHER
+        kind = DTYPE if DTYPE in u else COUNT if COUNT in u else SIZE if SIZE in u else CHOICE if CHOICE in u else FLAG if FLAG in u else OTHER
         out[n] = (kind, strings[n])
     return out
 
@@ -224,6 +228,10 @@ def probe_points(spec: Any, jf: Any, src: str, module_globals: Optional[Mapping[
                 values[p.name] = strings[0] if on or len(strings) == 1 else strings[1]
             elif default is not NotImplemented:
                 values[p.name] = default
+            elif kind == DTYPE:
+                import triton.language as tl
+
+                values[p.name] = tl.float32  # an element type; an integer would not lower
             elif kind in (SIZE, COUNT):
                 values[p.name] = sizes[p.name]
             else:

@@ -33,6 +33,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import sys
 import time
 import types
@@ -134,6 +135,21 @@ def _signature(spec: Any, jf: Any, values: Dict[str, Any]) -> Dict[str, str]:
         else:
             sig[p.name] = "i32"
     return sig
+
+
+#: Triton's type errors that a pointer typed fp16 for want of a static dtype can cause (an index pointer).
+_TYPE_ERROR = re.compile(r"pointer<|float16|fp16|Loop-carried|loop bounds|Mismatched type|Ternary|unexpected type")
+
+
+def _signatures(spec: Any, jf: Any, values: Dict[str, Any], sig: Dict[str, str]) -> List[Dict[str, str]]:
+    """Other signatures to try when Triton refuses ``sig`` with a type error: each pointer the static
+    reading gives no element type taken as an ``int32`` pointer (indices, offsets), then all of them."""
+    typed = {a.pointer for a in spec.accesses if a.pointer and a.dtype in _SIG_DTYPE}  # not "elem:<ptr>"
+    untyped = [n for n, t in sig.items() if t.startswith("*") and n not in typed]
+    out = [{**sig, n: "*i32"} for n in untyped]
+    if len(untyped) > 1:
+        out.append({**sig, **{n: "*i32" for n in untyped}})
+    return out[:8]
 
 
 def _static_shapes(spec: Any, env: Dict[str, Any]) -> Optional[set]:
@@ -274,7 +290,19 @@ def check_kernel(spec: Any, jf: Any, module_globals: Optional[Dict[str, Any]] = 
             reading = _lower_point(jf, sig, values, halve=index > 0)
         except LoweringError as exc:
             reasons.append(str(exc)[:300])
-            continue
+            if readings or not _TYPE_ERROR.search(str(exc)):
+                continue
+            for other in _signatures(spec, jf, values, sig):  # the probe's pointer types, not the kernel
+                try:
+                    lower_facts(jf, other, values)
+                except LoweringError:
+                    continue
+                sig = other
+                row["pointer_types"] = {k: v for k, v in sig.items() if v == "*i32"}
+                break
+            else:
+                continue
+            reading = _lower_point(jf, sig, values, halve=index > 0)
         reading["values"] = values
         reading["shapes"] = _shape_problems(spec, static_tiling, values, reading["base"])
         readings.append(reading)

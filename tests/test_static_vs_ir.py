@@ -68,23 +68,27 @@ def test_imports_around_harness_limits(report):
     # a kernel defined inside a function is found by re-running its definition in the module namespace
     nested = rows["nested_copy_kernel"]
     assert nested["lowered"] and nested["found"].startswith("nested definition")
-    assert summary["lowered"] == 8 and summary["agree"] == 7 and summary["disagree_where_static_complete"] == 0
+    # one defined under a guard that fails here (`if has_triton():`), with the guard's own imports
+    guarded = rows["guarded_copy_kernel"]
+    assert guarded["lowered"] and guarded["found"].startswith("nested definition")
+    assert summary["lowered"] == 10 and summary["agree"] == 9 and summary["disagree_where_static_complete"] == 0
 
 
 def test_constexpr_kinds_from_the_source():
     src = '''
-def k(x, USE_G: tl.constexpr, ACT: tl.constexpr, K: tl.constexpr, W: tl.constexpr, Y: tl.constexpr, Z: tl.constexpr):
+def k(x, USE_G: tl.constexpr, ACT: tl.constexpr, K: tl.constexpr, W: tl.constexpr, Y: tl.constexpr, Z: tl.constexpr,
+      OUT: tl.constexpr):
     if USE_G and not Y is None:
         pass
     if ACT == "swish":
         pass
     for i in tl.static_range(0, W):
         o = tl.arange(0, 16) + K
-    z = x if Z else x
+    z = x if Z else x.to(OUT)
 '''
-    kinds = ir_probes.constexpr_kinds(src, ["USE_G", "ACT", "K", "W", "Y", "Z"])
+    kinds = ir_probes.constexpr_kinds(src, ["USE_G", "ACT", "K", "W", "Y", "Z", "OUT"])
     assert {n: k for n, (k, _) in kinds.items()} == {"USE_G": "flag", "ACT": "choice", "K": "size", "W": "count",
-                                                    "Y": "flag", "Z": "flag"}
+                                                    "Y": "flag", "Z": "flag", "OUT": "dtype"}
     assert kinds["ACT"][1] == ["swish"]
 
 
@@ -134,3 +138,11 @@ def test_a_string_constexpr_decides_branches_in_the_static_reading(report):
     _, rows = report
     assert rows["string_choice_kernel"]["probe"]["reduction"] == "none"
     assert rows["string_choice_kernel"]["lowered"] and not rows["string_choice_kernel"]["problems"]
+
+
+def test_index_pointers_and_element_type_constexprs_are_probed_as_triton_accepts_them(report):
+    _, rows = report
+    row = rows["gather_rows_kernel"]
+    assert row["lowered"] and row["pointer_types"] == {"idx_ptr": "*i32"}
+    assert "OUT_DTYPE" not in row["probe"]  # tl.float32, not a plain value
+    assert row["ir_tiling"] == ["BLOCK_D", "BLOCK_M"] and not row["problems"]

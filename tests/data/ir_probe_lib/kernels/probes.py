@@ -115,3 +115,29 @@ def string_choice_kernel(x_ptr, loss_ptr, n, BLOCK: tl.constexpr, reduction: tl.
         tl.store(loss_ptr + offs, x, mask=offs < n)
     if reduction != "none":
         tl.store(loss_ptr, tl.sum(x, axis=0))
+
+
+def _has_device():
+    return False  # a module-level device check (torch.utils._triton.has_triton) that fails on this machine
+
+
+if _has_device():
+    import triton.language as tlg  # what the guarded kernel reads is imported under the guard too
+
+    @triton.jit
+    def guarded_copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tlg.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+@triton.jit
+def gather_rows_kernel(table_ptr, idx_ptr, out_ptr, n, D: tl.constexpr, BLOCK_M: tl.constexpr,
+                       BLOCK_D: tl.constexpr, OUT_DTYPE: tl.constexpr):
+    # idx_ptr holds indices (no element type in the source): a probe typing it fp16 is refused by Triton;
+    # OUT_DTYPE is an element type, which an integer probe value cannot stand for
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    idx = tl.load(idx_ptr + offs_m, mask=offs_m < n, other=0)
+    offs_d = tl.arange(0, BLOCK_D)
+    rows = tl.load(table_ptr + idx[:, None] * D + offs_d[None, :], mask=(offs_d < D)[None, :], other=0.0)
+    tl.store(out_ptr + offs_m[:, None] * D + offs_d[None, :], rows.to(OUT_DTYPE),
+             mask=(offs_m < n)[:, None] & (offs_d < D)[None, :])
