@@ -402,10 +402,11 @@ def _library_roots(libraries: Sequence[str], paths: Sequence[str]) -> List[tuple
 
 
 def run(libraries: List[str], stubs: Sequence[str] = (), paths: Sequence[str] = (),
-        only: Optional[str] = None, progress: Any = None) -> Dict[str, Any]:
+        only: Optional[str] = None, progress: Any = None, shard: Optional[tuple] = None) -> Dict[str, Any]:
     """Check every kernel with tiling parameters of ``libraries`` (corpus names) and ``paths`` (package
     folders), only in files whose path contains ``only`` when given; the report as a dict.  One JSON
-    line per file goes to ``progress`` (a text stream) when given."""
+    line per file goes to ``progress`` (a text stream) when given; ``shard`` ``(i, n)`` keeps every n-th
+    file from the i-th (parts run side by side, then ``--merge``)."""
     rows: List[Dict[str, Any]] = []
     finder = StubFinder(stubs)
     sys.meta_path.append(finder)  # last: every real module wins
@@ -414,8 +415,10 @@ def run(libraries: List[str], stubs: Sequence[str] = (), paths: Sequence[str] = 
         files = sorted((p for p in root.rglob("*.py") if "__pycache__" not in p.parts),
                        key=lambda f: ("ascend" in str(f), str(f)))
         # Ascend backends last: importing them switches some libraries' process-wide device checks to NPU
-        for path in files:
+        for i, path in enumerate(files):
             if only and only not in str(path):
+                continue
+            if shard and i % shard[1] != shard[0]:
                 continue
             t0 = time.perf_counter()
             new = _check_file(lib, root, path)
@@ -535,6 +538,9 @@ def write_md(report: Dict[str, Any], path: Path, command: str) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+_DEFAULT_OUT = str(ROOT / "bench" / "results" / "static_vs_ir")
+
+
 def main() -> int:
     """CLI: run the harness and write the results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -543,7 +549,8 @@ def main() -> int:
     parser.add_argument("--stub", action="append", help="another missing third-party package to stand in for")
     parser.add_argument("--path", action="append", default=[], help="a package folder to check (any library)")
     parser.add_argument("--file", help="only files whose path contains this text")
-    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "static_vs_ir"))
+    parser.add_argument("--shard", help="I/N: every N-th file from the I-th (run the N parts side by side, then --merge)")
+    parser.add_argument("--out", default=_DEFAULT_OUT)
     args = parser.parse_args()
     if os.environ.get("TRITON_INTERPRET"):
         print("run without TRITON_INTERPRET: the interpreter cannot lower kernels", file=sys.stderr)
@@ -557,11 +564,13 @@ def main() -> int:
         report["summary"]["seconds"] = round(sum(p["summary"].get("seconds", 0) for p in parts), 1)
         report["summary"]["stubbed_modules"] = sorted({m for p in parts for m in p["summary"].get("stubbed_modules", [])})
     else:
-        report = run(libs, list(STUBS) + (args.stub or []), args.path, args.file, sys.stderr)
+        shard = tuple(int(x) for x in args.shard.split("/")) if args.shard else None
+        report = run(libs, list(STUBS) + (args.stub or []), args.path, args.file, sys.stderr, shard)
         report["summary"]["seconds"] = round(time.perf_counter() - t0, 1)
     out = Path(args.out)
     command = "python bench/static_vs_ir.py" + "".join(f" --library {x}" for x in args.library or []) + \
-        "".join(f" --path {x}" for x in args.path) + (f" --file {args.file}" if args.file else "")
+        "".join(f" --path {x}" for x in args.path) + (f" --file {args.file}" if args.file else "") + \
+        (f" --shard {args.shard}" if args.shard else "") + (f" --out {args.out}" if args.out != _DEFAULT_OUT else "")
     if args.merge:
         command = "; ".join([*(p["summary"].get("command", "a part") for p in parts), command + " --merge " +
                              " ".join(args.merge)])
