@@ -221,7 +221,8 @@ def probe_points(spec: Any, jf: Any, src: str, module_globals: Optional[Mapping[
             elif p.name in launched:
                 values[p.name] = launched[p.name]
             elif p.name in tiling:
-                values[p.name] = TILE_PROBE
+                # a tile that is also a static_range count (a conv width) takes a count's realistic size
+                values[p.name] = COUNTS[index] if kind == COUNT else TILE_PROBE
             elif kind == FLAG and (default is NotImplemented or isinstance(default, bool)):
                 values[p.name] = on
             elif kind == CHOICE and strings:
