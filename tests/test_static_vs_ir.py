@@ -71,7 +71,7 @@ def test_imports_around_harness_limits(report):
     # one defined under a guard that fails here (`if has_triton():`), with the guard's own imports
     guarded = rows["guarded_copy_kernel"]
     assert guarded["lowered"] and guarded["found"].startswith("nested definition")
-    assert summary["lowered"] == 10 and summary["agree"] == 9 and summary["disagree_where_static_complete"] == 0
+    assert summary["lowered"] == 11 and summary["agree"] == 10 and summary["disagree_where_static_complete"] == 0
 
 
 def test_constexpr_kinds_from_the_source():
@@ -146,3 +146,19 @@ def test_index_pointers_and_element_type_constexprs_are_probed_as_triton_accepts
     assert row["lowered"] and row["pointer_types"] == {"idx_ptr": "*i32"}
     assert "OUT_DTYPE" not in row["probe"]  # tl.float32, not a plain value
     assert row["ir_tiling"] == ["BLOCK_D", "BLOCK_M"] and not row["problems"]
+
+
+def test_a_local_constexpr_of_flags_decides_branches_in_the_static_reading(report):
+    from tiletune.analysis.frontend import analyze_source
+
+    path = HERE / "data" / "ir_probe_lib" / "kernels" / "probes.py"
+    loads = {}
+    for flag in (False, True):
+        spec = analyze_source(path.read_text(), str(path), constants={"PERMUTE_X": flag, "PERMUTE_Y": False}
+                              ).kernel("local_flag_kernel")
+        loads[flag] = sorted(a.pointer for a in spec.accesses if a.kind == "load")
+    # `SHOULD_PERMUTE: tl.constexpr = PERMUTE_X or PERMUTE_Y` is known once the flags are (it was unknown)
+    assert loads == {False: ["x_ptr"], True: ["idx_ptr", "x_ptr"]}
+    _, rows = report
+    row = rows["local_flag_kernel"]
+    assert row["lowered"] and not row["problems"] and not row["probe_limited"]

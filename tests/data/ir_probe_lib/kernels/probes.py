@@ -141,3 +141,14 @@ def gather_rows_kernel(table_ptr, idx_ptr, out_ptr, n, D: tl.constexpr, BLOCK_M:
     rows = tl.load(table_ptr + idx[:, None] * D + offs_d[None, :], mask=(offs_d < D)[None, :], other=0.0)
     tl.store(out_ptr + offs_m[:, None] * D + offs_d[None, :], rows.to(OUT_DTYPE),
              mask=(offs_m < n)[:, None] & (offs_d < D)[None, :])
+
+
+@triton.jit
+def local_flag_kernel(x_ptr, idx_ptr, y_ptr, n, BLOCK: tl.constexpr, PERMUTE_X: tl.constexpr,
+                      PERMUTE_Y: tl.constexpr):
+    # a local constexpr computed from flags decides a branch: with both flags off the gather is dead
+    SHOULD_PERMUTE: tl.constexpr = PERMUTE_X or PERMUTE_Y
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if SHOULD_PERMUTE:
+        offs = tl.load(idx_ptr + offs, mask=offs < n, other=0)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n, other=0.0), mask=offs < n)
