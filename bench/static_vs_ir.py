@@ -416,7 +416,7 @@ def run(libraries: List[str], stubs: Sequence[str] = (), paths: Sequence[str] = 
                        key=lambda f: ("ascend" in str(f), str(f)))
         # Ascend backends last: importing them switches some libraries' process-wide device checks to NPU
         for i, path in enumerate(files):
-            if only and only not in str(path):
+            if only and not any(o in str(path) for o in only.split(",")):
                 continue
             if shard and i % shard[1] != shard[0]:
                 continue
@@ -545,10 +545,11 @@ def main() -> int:
     """CLI: run the harness and write the results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--library", action="append", help="only these libraries (default: all five)")
-    parser.add_argument("--merge", nargs="+", metavar="PART.json", help="join the JSON of parts run separately")
+    parser.add_argument("--merge", nargs="+", metavar="PART.json",
+                        help="join the JSON of parts run separately (a later part's rows replace an earlier one's)")
     parser.add_argument("--stub", action="append", help="another missing third-party package to stand in for")
     parser.add_argument("--path", action="append", default=[], help="a package folder to check (any library)")
-    parser.add_argument("--file", help="only files whose path contains this text")
+    parser.add_argument("--file", help="only files whose path contains this text (several: comma-separated)")
     parser.add_argument("--shard", help="I/N: every N-th file from the I-th (run the N parts side by side, then --merge)")
     parser.add_argument("--out", default=_DEFAULT_OUT)
     args = parser.parse_args()
@@ -559,7 +560,11 @@ def main() -> int:
     t0 = time.perf_counter()
     if args.merge:  # parts run side by side (--library ... --out PART), joined into one report
         parts = [json.loads(Path(m).read_text()) for m in args.merge]
-        rows = [r for part in parts for r in part["rows"]]
+        by_key: Dict[tuple, Dict[str, Any]] = {}
+        for part in parts:  # a later part's row for the same kernel replaces an earlier one (a partial re-run)
+            for r in part["rows"]:
+                by_key[(r["library"], r["file"], r["kernel"])] = r
+        rows = list(by_key.values())
         report = {"summary": summarize(rows, sorted({r["library"] for r in rows}, key=str)), "rows": rows}
         report["summary"]["seconds"] = round(sum(p["summary"].get("seconds", 0) for p in parts), 1)
         report["summary"]["stubbed_modules"] = sorted({m for p in parts for m in p["summary"].get("stubbed_modules", [])})
