@@ -522,10 +522,12 @@ def write_md(report: Dict[str, Any], path: Path, command: str) -> None:
              "| library | kernels | lowered | probe-limited | agree |", "|---|---|---|---|---|"]
     for lib, v in s["by_library"].items():
         lines.append(f"| {lib} | {v['kernels']} | {v['lowered']} | {v.get('probe_limited', 0)} | {v['agree']} |")
-    lines += ["", "Probes: two base points per kernel (bench/ir_probes.py): flags on and size constexprs at 64, "
-              "then flags off and sizes at 128; tiling parameters from the first autotune config, the kernel's "
-              "launches (evaluated over the point's sizes) or 32; each integer constexpr doubled (and halved at the "
-              "second point).  The second point is lowered only when the first disagrees.", "",
+    lines += ["", "Probes (bench/ir_probes.py, docs/runtime-oracle.md): two base points per kernel, flags on with "
+              "size constexprs at 64 and static_range counts at 4, then flags off with 128 and 8; tiling parameters "
+              "from the first autotune config, the kernel's launches (evaluated over the point's sizes and the "
+              "launcher's assignments) or 32; each integer constexpr doubled (and halved at the second point), "
+              "constexprs Triton refuses to move alone moved together.  The second point is lowered only when the "
+              "first disagrees.  A loop bound or step alone is work per program, not a tile.", "",
               "## Not lowered (most common reasons)", ""]
     lines += [f"- {n} x `{why}`" for why, n in s["not_lowered_reasons"]]
     for title, key in (("Disagreements", "problems"), ("Probe-limited", "probe_limited")):
