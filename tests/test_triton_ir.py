@@ -139,3 +139,54 @@ def test_synth_configs_import_names_a_file_that_does_not_import(tmp_path):
     proc = _synth([str(kernel), "--shape", "n=4096", "--target", "h100", "--import"], tmp_path)
     assert proc.returncode == 2
     assert "importing" in proc.stderr and "no_such_dependency" in proc.stderr and "drop --import" in proc.stderr
+
+
+def test_loop_signature_orders_runtime_and_constant_bounds():
+    # a loop with a runtime bound next to constant ones (a grid-stride loop beside a tile loop): sorting
+    # None against ints raised TypeError, and the oracle's reading of such a kernel failed as a whole
+    from tiletune.runtime.triton_ir import IRFacts, LoopBounds
+
+    facts = IRFacts(loops=[LoopBounds(0, 4096, 32), LoopBounds(None, None, 64), LoopBounds(0, None, 1)])
+    other = IRFacts(loops=[LoopBounds(0, 4096, 32), LoopBounds(None, None, 128), LoopBounds(0, None, 1)])
+    assert facts.loop_signature() != other.loop_signature()
+    assert facts.loop_signature() == IRFacts(loops=list(reversed(facts.loops))).loop_signature()
+
+
+_INCOMPLETE = '''
+import triton
+import triton.language as tl
+{imports}
+
+@triton.jit
+def offsets(x, N: tl.constexpr):
+    return {body}
+
+@triton.jit
+def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + {call}
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs))
+'''
+
+
+@pytest.mark.parametrize("case", ["not found", "run time", "not modelled"])
+def test_the_incomplete_warning_names_what_is_unknown_and_the_fix_that_applies(case):
+    # "make the helpers importable" only where a helper was not found; a followed helper or an op the
+    # static reader does not model is read from Triton's IR at the first tuning
+    from tiletune.analysis.frontend import analyze_source
+    from tiletune.runtime.candidates import incomplete_message
+
+    text = _INCOMPLETE.format(
+        imports={"not found": "from .gone_helpers import gone",
+                 "run time": "import importlib\nlate = importlib.import_module('pkg.helpers').late"}.get(case, ""),
+        body="tl.full(x.shape, 0, tl.int32) + tl.arange(0, N)" if case == "not modelled" else "tl.arange(0, N)",
+        call={"not found": "gone(BLOCK)", "run time": "late(BLOCK)"}.get(case, "offsets(n, BLOCK)"))
+    spec = analyze_source(text, "/tmp/pkg/k.py").kernel("k")
+    assert spec.incomplete
+    on, off = incomplete_message("k", spec, True), incomplete_message("k", spec, False)
+    assert "analysis of kernel 'k' is incomplete" in on
+    if case == "not found":
+        assert "make them importable" in on and "gone" in on
+    else:
+        assert "importable" not in on and "importable" not in off
+        assert "Triton's IR is read at the first tuning" in on and "TILETUNE_IR_ORACLE=1" in off
+        assert ("with no def or import it can follow" if case == "run time" else "does not model") in on

@@ -183,3 +183,25 @@ def test_candidates_triton_refuses_are_dropped_before_timing(monkeypatch, capsys
     assert "Triton refuses it" in out and "BLOCK is at most 16" in out
     assert "Triton's IR shows BLOCK sizing tiles, which the static reading missed" in out  # the IR wins
     assert "reproducer" not in out
+
+
+def test_the_irs_tile_shapes_enter_the_footprint_where_the_static_reading_has_none(monkeypatch, capsys):
+    monkeypatch.setenv("TILETUNE_IR_ORACLE", "1")  # an interpreted kernel is lowered in a child process
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent / "data"))
+    from ir_kernels import kernels
+
+    tuner = kernels.hidden_tile_kernel
+    tuner.verbose = True
+    n = 4096
+    x = torch.arange(n, dtype=torch.float32)
+    y = torch.zeros(n, dtype=torch.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TiletuneWarning)
+        tuner[lambda meta: (triton.cdiv(n, meta["BT"] * meta["BS"]),)](x, y, n)
+    assert torch.equal(y, x)
+    out = capsys.readouterr().out
+    assert "Triton's IR gives the shapes of the tiles the static reading lacks" in out
+    assert "load [BT, BS] fp32" in out and "store [BT, BS] fp32" in out
+    # the footprint the synthesis used counts the [BT, BS] load and store tiles (4 bytes each element)
+    spec = tuner._synthesis.spec
+    assert spec.footprint.live_bytes.evaluate({"BT": 32, "BS": 16, "num_stages": 1}) >= 2 * 32 * 16 * 4

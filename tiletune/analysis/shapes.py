@@ -27,6 +27,7 @@ records in :mod:`.trace`.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Iterable, Mapping, Optional
 
 import libcst as cst
@@ -136,6 +137,7 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
         self._static: dict[int, Any] = {}  # id(Val) of a parameter with a known value -> the value
         self._param_ids: dict[int, str] = {}  # id(Val) of each parameter -> its name
         self.static_params: set[str] = set()  # parameters a compile-time branch test looked up
+        self._static_kept: list = []  # the Vals of local names given a known value (see _with_static)
         self.positions = positions
         self.module_constants = module_constants
         self.helpers = helpers or {}
@@ -298,12 +300,12 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
         self.live.tick()
         self._stmt_temps = {}
         if isinstance(small, cst.Assign):
-            v = self.ev(small.value)
+            v = self._with_static(small.value, self.ev(small.value))
             for t in small.targets:
                 self.assign(t.target, v)
         elif isinstance(small, cst.AnnAssign):
             if small.value is not None:
-                self.assign(small.target, self.ev(small.value))
+                self.assign(small.target, self._with_static(small.value, self.ev(small.value)))
         elif isinstance(small, cst.AugAssign):
             self.aug_assign(small)
         elif isinstance(small, cst.Expr):
@@ -318,6 +320,20 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
         for nbytes in self._stmt_temps.values():
             self.live.temp(nbytes)
         self._stmt_temps = {}
+
+    def _with_static(self, node: cst.CSTNode, v: Val) -> Val:
+        """``v``, or a copy of it carrying the compile-time value of ``node`` when one is known
+        (``SHOULD_PERMUTE: tl.constexpr = PERMUTE_X or PERMUTE_Y`` over known flags): a branch on the
+        name is then decided as Triton decides it."""
+        if static_of(v) is not UNKNOWN_STATIC:
+            return v
+        known = static_value(node, self._static_lookup, self._is_none)
+        if known is UNKNOWN_STATIC or not isinstance(known, SCALARS) or known is None:
+            return v
+        copy = dataclasses.replace(v)
+        self._static[id(copy)] = known
+        self._static_kept.append(copy)  # alive as long as the trace: ids are never reused under it
+        return copy
 
     def _live_bytes(self, v: Val) -> Optional[Expr]:
         if v.kind != "value" or not v.shape or v.pointer:

@@ -56,7 +56,7 @@ def static_value(node: cst.CSTNode, lookup: Callable[[str], Any],
     """The compile-time value of expression ``node``, or :data:`UNKNOWN_STATIC`.
 
     ``lookup(name)`` gives a name's static value (or :data:`UNKNOWN_STATIC`).  Understood:
-    literals, ``True``/``False``/``None``, ``not``/``and``/``or``, comparisons
+    literals (integers and strings), ``True``/``False``/``None``, ``not``/``and``/``or``, comparisons
     (``is None`` included), integer arithmetic and ``tl.constexpr(x)``.
     ``is_none(name)`` (optional) says whether a name whose value is not static
     is known to be ``None`` or known not to be (a computed tile or scalar is
@@ -95,6 +95,9 @@ def _value(node: cst.CSTNode, lookup, is_none=None) -> Any:
         return lookup(node.value)
     if isinstance(node, cst.Integer):
         return int(node.value.replace("_", ""), 0)
+    if isinstance(node, cst.SimpleString):  # ``reduction == "none"`` on a string constexpr
+        value = node.evaluated_value
+        return value if isinstance(value, str) else UNKNOWN_STATIC
     if isinstance(node, cst.UnaryOperation):
         x = _value(node.expression, lookup, is_none)
         if x is UNKNOWN_STATIC:

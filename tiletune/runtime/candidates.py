@@ -14,7 +14,7 @@ launch grid that cannot follow a tuned tile is an error naming the fix.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional
 
 import triton
@@ -29,7 +29,7 @@ from .parallel_compile import describe_error
 from .report import TuningReport, config_str
 from .search import resolve_search
 
-__all__ = ["CandidatesStage", "MetaParameterConflict", "SynthesisContext"]
+__all__ = ["CandidatesStage", "MetaParameterConflict", "SynthesisContext", "incomplete_message"]
 
 Config = triton.Config
 
@@ -39,6 +39,46 @@ INCOMPLETE_BREADTH = 2.0
 #: Values tried for a tiling parameter only Triton's IR revealed, and over how many leading candidates.
 IR_TILE_VALUES = (16, 32, 64, 128)
 IR_TILE_BASES = 4
+
+
+#: Why the static reader could not find a helper at all (the resolver's words): making it importable helps.
+_NOT_FOUND = ("not found from", "cannot be parsed", "import cycle", "import chain deeper")
+
+
+def incomplete_message(kernel_name: str, spec: Any, oracle_on: bool) -> str:
+    """The warning for a kernel whose static reading is incomplete: the unknowns by kind, and per kind the
+    fix that applies.  "Make it importable" only for helpers the static reader could not find; a helper
+    it followed, or an op it does not model, is read from Triton's IR by the oracle at the first tuning
+    (``oracle_on``), else ``TILETUNE_IR_ORACLE=1`` turns that on."""
+    followed = {k.rsplit(":", 1)[-1] for k in (spec.helpers or {})}
+    unfound = [r for r in spec.incomplete if r.startswith("unresolved helper") and any(w in r for w in _NOT_FOUND)]
+    helpers = [r for r in spec.incomplete if r.startswith("unresolved helper") and r not in unfound]
+    # a helper bound at run time (``f = importlib.import_module(...).f``, a factory): no def to follow
+    unseen = [r for r in helpers if not any(f" {name}()" in r for name in followed)]
+    helpers = [r for r in helpers if r not in unseen]
+    rest = [r for r in spec.incomplete if r not in unfound and r not in helpers and r not in unseen]
+
+    def _items(reasons: List[str]) -> str:
+        text = "; ".join(reasons[:3])
+        return text + (f" (+{len(reasons) - 3} more)" if len(reasons) > 3 else "")
+
+    parts = []
+    if unfound:
+        parts.append(f"helpers it cannot find ({_items(unfound)}): make them importable from the kernel's package")
+    if unseen:
+        parts.append(f"helpers bound at run time, with no def or import it can follow ({_items(unseen)})")
+    if helpers:
+        parts.append(f"results of helpers it followed but cannot compute ({_items(helpers)})")
+    if rest:
+        parts.append(f"what it does not model ({_items(rest)})")
+    if helpers or rest or unseen:
+        parts.append("Triton's IR is read at the first tuning of each key: candidates Triton refuses are dropped and "
+                     "tile parameters the IR shows are searched (verbose=True says what it found)" if oracle_on else
+                     "set TILETUNE_IR_ORACLE=1 to have Triton's IR read at the first tuning (the kernel is lowered in "
+                     "a child process)")
+    return (f"tiletune: the static analysis of kernel {kernel_name!r} is incomplete: {'; '.join(parts)}. "
+            "configs=[] keeps only configs safe under the unknowns and measures more of them instead of trusting "
+            "the model; or pass configs=[...]")
 
 
 class MetaParameterConflict(TuningError, ValueError):
@@ -199,6 +239,11 @@ class CandidatesStage:
             warn_missing_key(self.kernel_name, missing_key, self.keys, self._noted_fixed)
             report.note(f"synthesis depends on {', '.join(missing_key)}, which is not in key=; a change of it "
                         "will reuse the tuning of the first value")
+        if not spec.complete:
+            # Triton's IR tiles where the static reading has accesses without a shape (the IR wins)
+            seen = self._ir_footprint(spec, bound, verdict.tuned, fixed, report)
+            if seen is not spec:
+                request = replace(request, spec=seen)
         result = request.run(point_costs=True)
         drop = set(launch_const) | set(self._heuristics)
         configs: List[Config] = []
@@ -321,19 +366,38 @@ class CandidatesStage:
                 out.append(Config({**cfg.kwargs, **combo}, num_warps=cfg.num_warps, num_stages=cfg.num_stages))
         return out
 
+    def _ir_footprint(self, spec: Any, bound: Mapping[str, Any], tuned: List[str], fixed: Mapping[str, Any],
+                      report: TuningReport) -> Any:
+        """The spec with Triton's IR tiles in its footprint where the static reading has accesses without a
+        shape (:mod:`tiletune.runtime.ir_footprint`); unchanged when the oracle is off or cannot lower."""
+        from . import ir_footprint, ir_oracle
+
+        if not any(a.shape is None for a in spec.accesses) or not ir_oracle.oracle_enabled(self.fn):
+            return spec
+        names = [n for n in tuned if n not in bound]
+        try:
+            tiles = ir_footprint.read_tiles(self.fn, bound, ir_footprint.tile_values(names, {
+                k: v for k, v in fixed.items() if k not in bound}), names)
+        except Exception as exc:  # the oracle is an extra: without it the static footprint stands
+            report.note(f"the IR oracle could not lower kernel {self.kernel_name!r} for its tile shapes "
+                        f"({describe_error(exc)}); the static footprint stands")
+            return spec
+        out, note = ir_footprint.with_ir_footprint(spec, tiles or [])
+        if note:
+            report.note(note)
+        return out
+
     def _warn_incomplete(self, spec: Any) -> None:
-        """Say once per kernel that its analysis is incomplete, and what tiletune does about it."""
+        """Say once per kernel that its analysis is incomplete: what is unknown, what tiletune does about
+        it and the fix that applies (:func:`incomplete_message`)."""
         if "incomplete" in self._noted_fixed:
             return
         self._noted_fixed.add("incomplete")
         self.search_breadth = max(self.search_breadth, INCOMPLETE_BREADTH)
-        warnings.warn(
-            f"tiletune: the analysis of kernel {self.kernel_name!r} is incomplete ({'; '.join(spec.incomplete)}); "
-            "configs=[] keeps only configs safe under the unknowns and measures more of them instead of trusting "
-            "the model. Make the helpers importable from the kernel's package, or pass configs=[...]",
-            TiletuneWarning,
-            stacklevel=user_stacklevel(),
-        )
+        from . import ir_oracle
+
+        warnings.warn(incomplete_message(self.kernel_name, spec, ir_oracle.oracle_enabled(self.fn)),
+                      TiletuneWarning, stacklevel=user_stacklevel())
 
     def prune_configs(self, kwargs: Dict) -> List[Config]:
         """Triton's pruning (``early_config_prune``, then ``perf_model`` + ``top_k``) over ``self.configs``."""

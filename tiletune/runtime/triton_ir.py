@@ -111,8 +111,9 @@ class IRFacts:
     def loop_signature(self) -> tuple:
         """The loops' constant bounds, and how many memory ops and dots the unrolled IR holds
         (changes when a trip count does, ``scf.for`` or ``tl.static_range``)."""
-        bounds = tuple(sorted((lp.lower, lp.upper, lp.step) for lp in self.loops
-                              if lp.lower is not None or lp.upper is not None or lp.step is not None))
+        bounds = tuple(sorted(((lp.lower, lp.upper, lp.step) for lp in self.loops
+                               if lp.lower is not None or lp.upper is not None or lp.step is not None),
+                              key=lambda b: tuple((x is None, x or 0) for x in b)))  # None: a runtime bound
         return bounds, len(self.memory), len(self.dots)
 
     def to_json(self) -> dict:
@@ -224,15 +225,18 @@ def read_ir(text: str) -> IRFacts:
 
 # ------------------------------------------------------------------------------------------ lowering
 def jit_function(obj: Any) -> Any:
-    """The ``JITFunction`` under an autotuner/heuristics chain (``.fn`` links), or None (e.g. an
-    interpreter ``InterpretedFunction``, which Triton's code generator cannot lower)."""
+    """The ``JITFunction`` under an autotuner/heuristics chain (``.fn`` links) or a ``functools.wraps``
+    wrapper (``__wrapped__``), or None (e.g. an interpreter ``InterpretedFunction``, which Triton's code
+    generator cannot lower)."""
     from triton.runtime.jit import JITFunction
 
     seen = 0
     while obj is not None and seen < 16:
         if isinstance(obj, JITFunction):
             return obj
-        obj = getattr(obj, "fn", None)
+        # __wrapped__ first: functools.wraps copies the JITFunction's own ``fn`` (the Python function) over
+        inner = getattr(obj, "__wrapped__", None)
+        obj = inner if inner is not None else getattr(obj, "fn", None)
         seen += 1
     return None
 

@@ -19,3 +19,8 @@ def tile_offsets(pid, BT: tl.constexpr, BS: tl.constexpr = None):
 def checked_arange(BLOCK: tl.constexpr):
     tl.static_assert(BLOCK <= 16, "BLOCK is at most 16")
     return tl.arange(0, BLOCK)
+
+
+@triton.jit
+def outer_offsets(rows, cols, BS: tl.constexpr):
+    return rows[:, None] * BS + cols[None, :]
