@@ -241,9 +241,10 @@ class CandidatesStage:
                         "will reuse the tuning of the first value")
         if not spec.complete:
             # Triton's IR tiles where the static reading has accesses without a shape (the IR wins)
-            seen = self._ir_footprint(spec, bound, verdict.tuned, fixed, report)
-            if seen is not spec:
-                request = replace(request, spec=seen)
+            ir_spec = self._ir_footprint(spec, bound, verdict.tuned, fixed, report)
+            if ir_spec is not spec:
+                spec = ir_spec
+                request = replace(request, spec=ir_spec)
         result = request.run(point_costs=True)
         drop = set(launch_const) | set(self._heuristics)
         configs: List[Config] = []
