@@ -173,6 +173,16 @@ def _base_init_kwargs(**kwargs: Any) -> dict:
     return {k: v for k, v in kwargs.items() if k in params}
 
 
+def _import_tuning_modules() -> None:
+    """Import what a ``configs=[]`` tuning runs at its first launch (the source analysis with libcst and
+    networkx, the synthesis with Z3): at decoration, where a program pays its imports, rather than
+    inside the first launch it tunes (about 0.5 s on a fresh install that has no bytecode yet)."""
+    import importlib
+
+    for name in ("tiletune.analysis", "tiletune.synthesis", "tiletune.synthesis.request"):
+        importlib.import_module(name)
+
+
 class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
     """Triton's ``Autotuner`` with synthesized configs, robust benchmarking and a disk cache.
 
@@ -236,6 +246,8 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
             )
         # Triton turns [] into one default config; we synthesize instead.
         self.synthesize_configs = not configs
+        if self.synthesize_configs:
+            _import_tuning_modules()
         self.configs = configs
         self.keys = key
         self.arg_names = list(arg_names)
