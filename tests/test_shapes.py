@@ -777,3 +777,24 @@ def test_loaded_pointer_with_a_pointer_type_cast_has_its_element_type():
     )
     assert spec.complete, spec.incomplete
     assert [(a.pointer, a.dtype) for a in spec.accesses] == [("x_ptr", "uint64"), (None, "int64"), ("y_ptr", "elem:y_ptr")]
+
+
+def test_a_dtype_chosen_by_an_undecided_test_is_left_open_not_one_side():
+    """``tl.float32 if dtype is tl.bfloat16 else dtype`` with the pointer's type unknown at analysis: the
+    accumulator's type is open (the Ascend UB count then folds it per dtype), never fp32 for every input."""
+    src = textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(inp, out, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+            dtype = inp.type.element_ty
+            acc_type = tl.float32 if dtype is tl.bfloat16 else dtype
+            acc = tl.full([BLOCK_M, BLOCK_N], value=0.0, dtype=acc_type)
+            same = tl.full([BLOCK_M, BLOCK_N], value=0.0, dtype=dtype)
+            offs = tl.arange(0, BLOCK_M)[:, None] * N + tl.arange(0, BLOCK_N)[None, :]
+            tl.store(out + offs, acc + same)
+    ''')
+    spec = analyze_source(src).kernel("k")
+    allocs = [spec.graph.nodes[n] for n in spec.graph.nodes if spec.graph.nodes[n].get("kind") == "alloc"]
+    assert [a.get("dtype") for a in allocs] == [None, "elem:inp"]

@@ -284,6 +284,10 @@ def join_vals(a: Val, b: Val) -> Val:
         return UNKNOWN
     if a.kind == "tuple":
         return a.with_(items=tuple(join_vals(x, y) for x, y in zip(a.items, b.items)))
+    if a.kind == "dtype":
+        # two paths that name different element types leave the type open (``tl.float32 if dtype is
+        # tl.bfloat16 else dtype`` with the pointer's type unknown here): never pick one of them
+        return a if a.dtype == b.dtype else UNKNOWN
     if a.kind != "value":
         return a
     if a.shape == b.shape:
