@@ -310,12 +310,18 @@ def run_explain(name: str, directory: Optional[Path], out: TextIO) -> int:
     from tiletune.runtime.explain import explain_cached
 
     root = Path(directory).expanduser() if directory is not None else cache_dir()
-    try:
-        out.write(explain_cached(name, root))
-    except FileNotFoundError as exc:
+    try:  # NAME selects cache files as `show` does: never a file outside the cache (but a kernel's source)
+        infos = _selected(root, name)
+    except CacheNameError as exc:
         print(f"tiletune explain: {exc}", file=sys.stderr)
+        return 2
+    if not infos:
+        print(f"tiletune explain: no cache file for {name!r} in {root}; `tiletune cache list` shows what is "
+              "cached (set TILETUNE_CACHE_DIR or pass --dir for another cache)", file=sys.stderr)
         return 1
-    return 0
+    for info in infos:
+        out.write(explain_cached(info["path"], root))
+    return 1 if any("error" in info for info in infos) else 0
 
 
 def add_cache_parser(subparsers: Any) -> argparse.ArgumentParser:

@@ -18,7 +18,6 @@ picked.
 from __future__ import annotations
 
 import math
-import os
 import time
 import warnings
 from concurrent.futures import TimeoutError as FuturesTimeout
@@ -77,9 +76,11 @@ def retime_set(order: Sequence[int], timings: Mapping[int, float]) -> List[int]:
 
 
 def _retime_rounds() -> int:
-    env = os.environ.get("TILETUNE_RETIME_ROUNDS", "").strip()
-    if env.isdigit():
-        return int(env)
+    from .env import env_int
+
+    rounds = env_int("TILETUNE_RETIME_ROUNDS", None, minimum=0, maximum=100)
+    if rounds is not None:
+        return rounds
     return 1 if _bench.interpreting() else RETIME_ROUNDS
 
 
