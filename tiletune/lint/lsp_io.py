@@ -37,6 +37,11 @@ MAX_BODY_BYTES = 64 << 20
 _HEADER = re.compile(rb"Content-Length:[ \t]*([^\r\n]*?)[ \t]*\r?\n?$", re.IGNORECASE)
 #: A header line beginning inside bytes read as a body: the start of the next message.
 _HEADER_START = re.compile(rb"(Content-Length:)[ \t]*[0-9]+[ \t]*\r?\n", re.IGNORECASE)
+_NAME = b"Content-Length:"
+#: A header line cut off by the end of a body region: a prefix of ``Content-Length: 123``.
+_CUT_HEADER = re.compile(
+    rb"(?:" + rb"|".join(re.escape(_NAME[:k]) for k in range(1, len(_NAME))) + rb"|Content-Length:[ \t]*[0-9]*[ \t]*\r?)\Z",
+    re.IGNORECASE)
 #: Bytes read at a time.
 CHUNK = 1 << 16
 
@@ -56,13 +61,24 @@ def parse_length(line: bytes) -> tuple[bool, Optional[int]]:
     return True, int(value)
 
 
-def next_header_at(data: bytes, start: int = 0) -> int:
-    """Where a ``Content-Length`` header line begins in ``data`` at or after ``start`` (-1: none).
+def next_header_at(data: bytes, length: int, start: int = 0) -> int:
+    """Where a ``Content-Length`` header begins in the first ``length`` bytes of ``data`` (-1: none).
 
-    Used on bytes read as a message body: a JSON text never contains such a line.
+    ``data`` is read as a message body of ``length`` bytes.  A JSON-RPC body
+    never contains ``Content-Length: N`` and a raw line break (JSON strings
+    escape line breaks; outside a string the text is no JSON token), and never
+    ends in a piece of such a line (it ends with ``}`` or ``]``): either is the
+    next message's header, the body having been shorter than announced.
+    ``start``: where to begin looking (bytes before it were looked at already).
     """
     found = _HEADER_START.search(data, start)
-    return -1 if found is None else found.start(1)
+    if found is not None and found.start(1) < length:
+        return found.start(1)
+    if len(data) >= length:
+        cut = _CUT_HEADER.search(data, 0, length)
+        if cut is not None:
+            return cut.start()
+    return -1
 
 
 class ChunkReader:
@@ -109,14 +125,16 @@ class _Buffer:
 
     async def body(self, length: int) -> Optional[bytes]:
         """``length`` bytes, or None when the next message's header shows up first (the rest is kept)."""
+        scanned = 0
         while True:
-            at = next_header_at(self.data[:length])
+            at = next_header_at(self.data, length, max(0, scanned - 256))  # a header cut by the last read
             if at >= 0:
                 self.data = self.data[at:]
                 return None
             if len(self.data) >= length:
                 out, self.data = self.data[:length], self.data[length:]
                 return out
+            scanned = len(self.data)
             if not await self.fill():
                 self.data = b""
                 return None
