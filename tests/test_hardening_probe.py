@@ -343,3 +343,14 @@ def test_exit_without_shutdown_is_status_1_and_a_killed_server_leaves_no_worker(
         assert all(_gone(pid) for pid in workers), "the lint worker outlived a killed server"
     finally:
         server.close()
+
+
+# ----- the function tuner ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("field, value", [("warmup", "x"), ("rep", -1), ("rep", 2.5), ("warmup", float("nan"))])
+def test_function_tuner_counts_that_are_not_counts_are_named(tmp_path, field, value):
+    """``warmup="x"`` was a bare ``ValueError: invalid literal for int()``; ``rep=-1`` was taken as is."""
+    from tiletune.errors import TuningError
+    from tiletune.runtime.function_tuner import FunctionTuner
+
+    with pytest.raises(TuningError, match=f"{field}={value!r} is not a number of calls"):
+        FunctionTuner(lambda x, *, c: x * c, [{"c": 1}, {"c": 2}], None, cache_dir=tmp_path, **{field: value})
