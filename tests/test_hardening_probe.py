@@ -354,3 +354,23 @@ def test_function_tuner_counts_that_are_not_counts_are_named(tmp_path, field, va
 
     with pytest.raises(TuningError, match=f"{field}={value!r} is not a number of calls"):
         FunctionTuner(lambda x, *, c: x * c, [{"c": 1}, {"c": 2}], None, cache_dir=tmp_path, **{field: value})
+
+
+# ----- what a cache file holds reaches the terminal as text ------------------------------------------------------
+def test_cache_show_and_list_escape_terminal_control_sequences(tmp_path, capsys):
+    """A key or value holding ``ESC ]0;...BEL`` (retitles the terminal; other sequences rewrite the screen)
+    was printed raw by ``tiletune cache show``; a cache directory of someone else's is shown with --dir."""
+    from tiletune.runtime.cache import TuningCache, entry_key
+    from tiletune.runtime.cache_cli import main
+
+    hostile = "\x1b]0;owned\x07\x1b[2J\u202e"
+    cache = TuningCache("k", "def k(): pass", directory=tmp_path,
+                        fingerprint={"tiletune": "0", "triton": "0", "torch": "0", "python": "0"})
+    cache.put(entry_key({"key": [hostile]}), {"config": {"kwargs": {"BLOCK": hostile}}, "method": hostile})
+    for argv in (["show", "k", "--dir", str(tmp_path)], ["list", "--dir", str(tmp_path)],
+                 ["show", "k", "--json", "--dir", str(tmp_path)]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out, (argv, out)
+    main(["show", "k", "--dir", str(tmp_path)])
+    assert "\\x1b]0;owned\\x07" in capsys.readouterr().out  # shown, escaped

@@ -22,6 +22,7 @@ FALSE_WORDS = frozenset({"0", "false", "no", "off"})
 #: Words a switch accepts besides the true and false ones.
 EXTRA_WORDS: Dict[str, FrozenSet[str]] = {"TILETUNE_VERSION_CHECK": frozenset({"strict"})}
 
+_KNOWN = TRUE_WORDS | FALSE_WORDS
 _warned: Set[Tuple[str, str]] = set()
 
 
@@ -43,7 +44,7 @@ def env_word(name: str) -> str:
 
 def _checked_word(name: str) -> str:
     word = env_word(name)
-    if word and name.startswith("TILETUNE_") and word not in TRUE_WORDS | FALSE_WORDS | EXTRA_WORDS.get(name, set()):
+    if word and word not in _KNOWN and name.startswith("TILETUNE_") and word not in EXTRA_WORDS.get(name, ()):
         accepted = sorted(TRUE_WORDS) + sorted(FALSE_WORDS) + sorted(EXTRA_WORDS.get(name, ()))
         warn_env(name, os.environ.get(name, ""), f"one of {', '.join(accepted)}", "the default")
     return word
