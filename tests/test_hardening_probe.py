@@ -374,3 +374,61 @@ def test_cache_show_and_list_escape_terminal_control_sequences(tmp_path, capsys)
         assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out, (argv, out)
     main(["show", "k", "--dir", str(tmp_path)])
     assert "\\x1b]0;owned\\x07" in capsys.readouterr().out  # shown, escaped
+
+
+# ----- the probe's path and argument cases that already held, kept as tests (in-process: fast) --------------------
+_KERNEL = (ROOT / "fixtures" / "vector_add.py").read_bytes()
+_PATHS = {  # file name -> bytes; expected: exit status of `tiletune analyze` and a piece of its output or error
+    "with space.py": (_KERNEL, 0, "add_kernel"),
+    "ünï.py": (_KERNEL, 0, "add_kernel"),
+    "new\nline.py": (_KERNEL, 0, "add_kernel"),
+    "bom.py": (b"\xef\xbb\xbf" + _KERNEL, 0, "add_kernel"),
+    "crlf.py": (_KERNEL.replace(b"\n", b"\r\n"), 0, "add_kernel"),
+    "latin.py": ("# -*- coding: latin-1 -*-\n# caf\xe9\n".encode("latin-1") + _KERNEL, 0, "add_kernel"),
+    "empty.py": (b"", 0, "no Triton kernels"),
+    "nul.py": (_KERNEL + b"\x00\n", 2, "null bytes"),
+    "binary.py": (bytes(range(256)) * 8, 2, "binary.py"),
+    "badutf.py": ("# caf\xe9\n".encode("latin-1") + _KERNEL, 2, "badutf.py"),
+    "klingon.py": (b"# -*- coding: klingon -*-\n" + _KERNEL, 2, "unknown encoding: klingon"),
+    "deep.py": (b"x = " + b"(" * 5000 + b"1" + b")" * 5000 + b"\n", 2, "deep.py"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PATHS))
+def test_analyze_any_file_name_and_encoding(tmp_path, capsys, monkeypatch, name):
+    from tiletune.cli import main
+
+    data, status, said = _PATHS[name]
+    (tmp_path / name).write_bytes(data)
+    monkeypatch.chdir(tmp_path)
+    assert main(["analyze", name]) == status
+    captured = capsys.readouterr()
+    assert said in (captured.out if status == 0 else captured.err), captured
+    assert "Traceback" not in captured.err
+
+
+@pytest.mark.parametrize("path, said", [
+    ("", "no such file"),
+    ("a" * 300 + ".py", "File name too long"),
+    ("/".join(["d" * 200] * 30) + ".py", "File name too long"),
+    ("/proc/self/mem", "Input/output error"),
+])
+def test_analyze_paths_that_cannot_be_read_are_named(capsys, path, said):
+    from tiletune.cli import main
+
+    assert main(["analyze", path]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("shape, said", [
+    ("n_elements", "expects NAME=VALUE"), ("=5", "is not a parameter name"), ("n_elements=abc", "not an integer"),
+    ("n_elements=1e3", "not an integer"), ("n_elements=-5", "sizes must be positive"), ("n_elements=", "not an integer"),
+    ("n_elements=10**9", "not an integer"), ("n_elements=99999999999999999999", "n_elements"),
+])
+def test_synth_configs_shape_junk_is_a_usage_error(capsys, shape, said):
+    from tiletune.cli import main
+
+    assert main(["synth-configs", str(ROOT / "fixtures" / "vector_add.py"), "--target", "h100", "--shape", shape]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err, err
