@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -58,9 +57,11 @@ KERNEL_MODULE = textwrap.dedent(
 
 
     def main():
-        start_at = float(os.environ.get("START_AT", "0"))
-        while time.time() < start_at:
-            time.sleep(0.005)
+        barrier = os.environ.get("BARRIER_DIR")
+        if barrier:  # every process past its imports before any tunes (an event, not a start time)
+            open(os.path.join(barrier, f"ready-{os.getpid()}"), "w").close()
+            while len(os.listdir(barrier)) < int(os.environ["PARTIES"]):
+                time.sleep(0.005)
         n = int(os.environ.get("N", "1000"))
         x, y = torch.randn(n), torch.randn(n)
         out = torch.empty(n)
@@ -158,8 +159,16 @@ def test_always_tune_retunes_despite_the_cache(workdir):
 
 
 def test_two_processes_tuning_at_once_leave_a_valid_cache(workdir):
-    start_at = str(time.time() + 6.0)  # both past their imports, then tune together
-    procs = [_start(workdir, START_AT=start_at), _start(workdir, START_AT=start_at)]
+    """Both processes wait for each other past their imports, then tune and write the one file together.
+
+    TILETUNE_ALWAYS_TUNE makes each tune and put whatever the other has written already: the
+    test once started both at a fixed wall time 6 s ahead, and on a loaded machine one process was
+    still importing when the other had stored its winner (a cache hit, ``bench_calls == 0``).
+    """
+    barrier = workdir / "barrier"
+    barrier.mkdir()
+    sync = dict(BARRIER_DIR=str(barrier), PARTIES="2", TILETUNE_ALWAYS_TUNE="1")
+    procs = [_start(workdir, **sync), _start(workdir, **sync)]
     results = [_finish(p)[0] for p in procs]
     assert all(r["bench_calls"] >= 1 for r in results)
     data, reason = read_cache_file(_cache_file(workdir))

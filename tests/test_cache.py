@@ -288,7 +288,6 @@ def test_tuning_log(tmp_path):
 @pytest.mark.parametrize("kind", ["fifo", "directory", "deep", "huge"])
 def test_only_regular_files_of_sane_size_and_depth_are_read(tmp_path, kind, monkeypatch):
     import os
-    import time
 
     from tiletune.runtime import cache as cache_mod
 
@@ -304,12 +303,10 @@ def test_only_regular_files_of_sane_size_and_depth_are_read(tmp_path, kind, monk
         monkeypatch.setattr(cache_mod, "MAX_FILE_BYTES", 1000)
         doc = {"format": "tiletune-cache", "version": 1, "entries": {"k": {"pad": "x" * 2000}}}
         cache.path.write_text(json.dumps(doc))
-    t0 = time.monotonic()
-    with warnings.catch_warnings(record=True) as record:
+    with warnings.catch_warnings(record=True) as record:  # a FIFO read blocking would hang here
         warnings.simplefilter("always")
         assert cache.get(KEY) is None and cache.entries() == {}
         cache.put(KEY, ENTRY)  # moves the thing in the way aside and writes a real file
-    assert time.monotonic() - t0 < 10
     said = cache_warnings(record)
     assert said and str(cache.path) in str(said[0].message)
     assert cache.path.is_file() and cache.get(KEY)["config"] == ENTRY["config"]

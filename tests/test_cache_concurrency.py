@@ -21,6 +21,7 @@ import os, sys, time
 from tiletune.runtime.cache import TuningCache, entry_key
 directory, go, writer = sys.argv[1], sys.argv[2], int(sys.argv[3])
 cache = TuningCache("matmul_kernel", "source", directory=directory, fingerprint={fp!r})
+open(go + ".ready-" + str(writer), "w").close()
 while not os.path.exists(go):
     time.sleep(0.001)
 for i in range({n}):
@@ -36,7 +37,9 @@ def test_four_processes_put_into_one_file(tmp_path):
         subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), str(go), str(w)], cwd=ROOT)
         for w in range(WRITERS)
     ]
-    time.sleep(0.5)  # let every writer start and import
+    ready = [Path(f"{go}.ready-{w}") for w in range(WRITERS)]
+    while not all(r.exists() for r in ready) and all(p.poll() is None for p in procs):
+        time.sleep(0.01)  # every writer has started and imported (an event, not a guess of how long that takes)
     go.touch()
     for p in procs:
         assert p.wait(timeout=120) == 0

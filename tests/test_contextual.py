@@ -24,7 +24,7 @@ from tiletune.runtime.autotuner import LAUNCH_CONTEXT
 from tiletune.runtime.bench import VirtualClock, set_clock
 from tiletune.runtime.tuning_log import read_tuning_log
 
-from tests.dist_workers.launch import run_ranks
+from tests.dist_workers.launch import HANG_S, run_ranks
 
 VA = fixtures.load("vector_add")
 SM = fixtures.load("softmax")
@@ -202,7 +202,7 @@ def test_ranks_settle_on_the_same_configs(tmp_path):
     # rank 0 alone would pick 32, rank 1 alone 64; the slowest rank's medians make 128 the winner
     sleeps = {"0": {"32": 2, "64": 90, "128": 45}, "1": {"32": 90, "64": 2, "128": 45}}
     opts = {"cache_dir": str(tmp_path / "cache"), "sleep_ms": sleeps}
-    results = run_ranks(WORKER, tmp_path, "contextual", 2, opts, timeout=90, cwd=tmp_path)
+    results = run_ranks(WORKER, tmp_path, "contextual", 2, opts, timeout=HANG_S, cwd=tmp_path)
     for r, res in enumerate(results):
         assert "error" not in res, f"rank {r}: {res.get('traceback')}"
         assert res["add"] == 128 and res["correct"]

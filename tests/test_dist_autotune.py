@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tiletune.runtime.cache import environment_fingerprint, read_cache_file
 
-from tests.dist_workers.launch import run_ranks
+from tests.dist_workers.launch import HANG_S, run_ranks
 
 WORKER = Path(__file__).resolve().parent / "dist_workers" / "kernel_worker.py"
 BLOCKS = [64, 128, 256, 512]
@@ -28,7 +28,7 @@ def steps(results: list) -> list:
 
 
 def run(tmp_path, opts, tag="run", world=2):
-    return steps(run_ranks(WORKER, tmp_path, "tune", world, opts, tag=tag, timeout=90))
+    return steps(run_ranks(WORKER, tmp_path, "tune", world, opts, tag=tag, timeout=HANG_S))
 
 
 def cache_entries(directory: Path) -> dict:
@@ -225,7 +225,7 @@ def test_a_parameter_that_carries_meaning_stops_every_rank_with_the_error(tmp_pa
     every rank (none hangs), names BLOCK_SIZE, and the output is left as the launch found it; with shard=True
     too (each rank checks its share)."""
     for shard in (False, True):
-        ranks = run_ranks(WORKER, tmp_path, "meaning", 2, {"shard": shard}, tag=f"meaning-{shard}", timeout=120)
+        ranks = run_ranks(WORKER, tmp_path, "meaning", 2, {"shard": shard}, tag=f"meaning-{shard}", timeout=HANG_S)
         assert [r["error"] for r in ranks] == ["MeaningError", "MeaningError"], ranks
         assert all("BLOCK_SIZE changes the output" in r["message"] for r in ranks)
         assert all(r["untouched"] for r in ranks)

@@ -84,33 +84,51 @@ def test_cached_and_fresh_results_are_equal(tmp_path, monkeypatch):
     assert [d.fix_data for d in warm] == [d.fix_data for d in fresh]
 
 
+GATED_LINT = textwrap.dedent("""
+    import os, sys, time
+
+    import tiletune.lint.runner as runner
+    from tiletune.lint.cli import main
+
+    directory, go = sys.argv[1], sys.argv[2]
+    real = runner.lint_file
+
+
+    def gated(path, **kwargs):  # the real lint, held at the later file until the test says go
+        if path.endswith("z_blocked.py"):
+            while not os.path.exists(go):
+                time.sleep(0.01)
+        return real(path, **kwargs)
+
+
+    runner.lint_file = gated
+    sys.exit(main(["-j", "1", directory]))
+""")
+
+
 def test_text_output_reaches_a_pipe_file_by_file(tmp_path):
-    """The first file's finding is read from the pipe while the lint is still stuck on a later file
-    (a FIFO nobody writes to), so the output streams rather than arriving at the end."""
-    (tmp_path / "a_kernel.py").write_text(KERNEL)
-    fifo = tmp_path / "z_blocked.py"
-    os.mkfifo(fifo)
+    """The first file's finding is read from the pipe while the lint is still held on a later file, so
+    the output streams rather than arriving at the end.
+
+    The lint is held by an event (a "go" file the test creates once it has read the first line), not
+    by a FIFO: a FIFO is now refused at once (TT000), so "still running" became a race with the
+    process's exit that a loaded machine could lose."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a_kernel.py").write_text(KERNEL)
+    (tmp_path / "src" / "z_blocked.py").write_text("x = 1\n")
+    go = tmp_path / "go"
     env = dict(os.environ, PYTHONPATH=str(ROOT), TILETUNE_LINT_CACHE="0")
     env.pop("PYTHONUNBUFFERED", None)
-    proc = subprocess.Popen([sys.executable, "-m", "tiletune.lint", "-j", "1", str(tmp_path)],
+    proc = subprocess.Popen([sys.executable, "-c", GATED_LINT, str(tmp_path / "src"), str(go)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-    first_line: list = []
-    reader = threading.Thread(target=lambda: first_line.append(proc.stdout.readline()), daemon=True)
+    got: list = []
+    reader = threading.Thread(target=lambda: got.append(proc.stdout.readline()), daemon=True)
     reader.start()
-    reader.join(timeout=120)
-    read_while_stuck = list(first_line)  # what the pipe had delivered before the FIFO was unblocked
-    finished_first = proc.poll() is not None
-    # let the lint stuck on the FIFO go on: each open of it for reading waits for a writer
-    deadline = 2400
-    while proc.poll() is None and deadline:
-        try:
-            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-        except OSError:  # no reader waiting right now
-            pass
-        try:
-            proc.wait(timeout=0.1)
-        except subprocess.TimeoutExpired:
-            deadline -= 1
-    proc.communicate(timeout=60)
-    assert read_while_stuck and "a_kernel.py" in read_while_stuck[0] and "TT007" in read_while_stuck[0], first_line
-    assert not finished_first  # read while the lint was still running
+    reader.join(timeout=300)  # the line arrives at once if it is flushed; the bound only ends a broken run
+    finished_first = proc.poll() is not None  # cannot be: z_blocked.py waits for `go`
+    go.touch()
+    reader.join(timeout=300)
+    rest, err = proc.communicate(timeout=300)
+    first_line = got[0] if got else ""
+    assert "a_kernel.py" in first_line and "TT007" in first_line, (first_line, rest, err)
+    assert not finished_first

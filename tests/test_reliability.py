@@ -143,9 +143,7 @@ def test_unreadable_cache_file_never_blocks_or_crashes(populated, tmp_path, kind
         path.mkdir()
     else:
         path.write_text("[" * 100_000 + "]" * 100_000)
-    t0 = time.monotonic()
-    report = _run_worker(cache, [GOOD_SIZE])
-    assert time.monotonic() - t0 < TIMEOUT_S
+    report = _run_worker(cache, [GOOD_SIZE])  # within the worker's TIMEOUT_S, or it failed
     assert report["results"][str(GOOD_SIZE)]["ok"]
     texts = _cache_warnings(report)
     assert texts and any(str(path) in t for t in texts), report["warnings"]
@@ -283,11 +281,17 @@ def test_function_tuner_when_every_config_times_out(tmp_path, virtual_clock):
 
 def test_function_tuner_timeout_is_real_time_by_default(tmp_path):
     """Without an installed clock the budget is wall time: a config that sleeps past it is dropped."""
+    calls = []
+
+    def fn(delay):
+        calls.append(delay)
+        time.sleep(delay)
+        return delay
+
     f = tune_function([{"delay": 0.0}, {"delay": 1.0}], key_fn=None, cache_dir=tmp_path, autotune_timeout_s=0.2,
-                      warmup=3, rep=10)(lambda delay: time.sleep(delay) or delay)
-    t0 = time.monotonic()
+                      warmup=3, rep=10)(fn)
     assert f() == 0.0
-    assert time.monotonic() - t0 < 13  # the sleeper ran once (1 s), not 13 times
+    assert calls.count(1.0) == 1  # the sleeper ran once (1 s, past the 0.2 s budget), not 13 times
 
 
 @pytest.mark.parametrize("key", ["cyclic", "nan", "inf", "deep"])
@@ -531,10 +535,8 @@ def test_deeper_expressions_are_refused_with_a_located_error(tmp_path):
 
     path = tmp_path / "flat.py"
     path.write_text(_flat(5000))
-    t0 = time.monotonic()
     with pytest.raises(AnalysisError) as info:
         analyze_file(str(path))
-    assert time.monotonic() - t0 < 30
     assert info.value.line == 10 and "too deep" in str(info.value) and str(path) in str(info.value)
 
 

@@ -61,6 +61,16 @@ def read_regular_bytes(path: Union[str, "os.PathLike[str]"], limit: int = MAX_SO
         fd = os.open(path, flags)
     except IsADirectoryError:
         raise UnreadableFileError(path, "is a directory, not a regular file") from None
+    except OSError as exc:  # a socket cannot be opened at all (ENXIO): say what it is, not "no such device"
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            raise exc from None
+        if stat.S_ISREG(mode):
+            raise
+        raise UnreadableFileError(
+            path, f"is {describe_mode(mode)}, not a regular file; point tiletune at a regular file (or remove it)"
+        ) from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

@@ -316,7 +316,7 @@ def run_lsp(args: argparse.Namespace) -> int:
 
     server = create_server(target=args.target, codes=codes)
     server.start_io()
-    return 0
+    return server.exit_code
 
 
 # ----- standalone ------------------------------------------------------------------

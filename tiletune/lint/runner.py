@@ -44,8 +44,9 @@ def default_jobs(jobs: Optional[int], n_files: int) -> int:
     """Worker processes for ``n_files`` files: ``jobs``, else ``TILETUNE_LINT_JOBS``,
     else the CPU count; one process (no workers) for fewer than 8 files."""
     if jobs is None:
-        env = os.environ.get("TILETUNE_LINT_JOBS")
-        jobs = int(env) if env and env.isdigit() else (os.cpu_count() or 1)
+        from ..runtime.env import env_int
+
+        jobs = env_int("TILETUNE_LINT_JOBS", None, minimum=1) or (os.cpu_count() or 1)
     # A worker costs an interpreter's start; only worth it for many files.
     return max(1, min(jobs, n_files // 8 or 1))
 

@@ -65,6 +65,7 @@ class TiletuneLanguageServer(LanguageServer):
         self._running: dict[str, Any] = {}  # uri -> the future of its analysis in a worker thread
         self.answer_within_s = ANSWER_WITHIN_S
         self._pool: Any = None  # the worker process that lints (started on first use)
+        self.exit_code = 0  # the process's exit status once the client sent `exit`
 
     def configure(self, options: Any) -> None:
         """Apply ``initializationOptions`` (a dict; unknown keys ignored)."""
@@ -86,19 +87,21 @@ class TiletuneLanguageServer(LanguageServer):
         """Serve over stdio with :func:`tiletune.lint.lsp_io.serve` (survives malformed messages)."""
         from threading import Event
 
-        from pygls.io_ import StdinAsyncReader, StdoutWriter
+        from pygls.io_ import StdoutWriter
 
-        from .lsp_io import serve
+        from .lsp_io import ChunkReader, serve
 
         self._stop_event = Event()
-        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        reader = ChunkReader(stdin or sys.stdin.buffer, self.thread_pool)
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         try:
             asyncio.run(serve(self._stop_event, reader, self.protocol, log, self.report_server_error))
         except BrokenPipeError:
             log.error("Connection to the client is lost! Shutting down the server.")
-        except (KeyboardInterrupt, SystemExit):
+        except KeyboardInterrupt:
             pass
+        except SystemExit as exc:  # `exit`: 0 after `shutdown`, 1 without (the LSP's rule); run_lsp returns it
+            self.exit_code = exc.code if isinstance(exc.code, int) else 1
         finally:
             self.shutdown()
             self._stop_pool()
@@ -110,7 +113,8 @@ class TiletuneLanguageServer(LanguageServer):
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_exit_with_parent)
         return self._pool
 
     def _stop_pool(self) -> None:
@@ -261,6 +265,28 @@ class TiletuneLanguageServer(LanguageServer):
         if pending is not None:
             pending.cancel()
         self._cache.pop(uri, None)
+
+
+def _exit_with_parent() -> None:
+    """In the lint worker: end this process as soon as the server's process ends, however it ends.
+
+    A killed server (an editor's SIGKILL) closes nothing the worker waits on (the
+    worker holds both ends of its task queue), so without this the worker and
+    its resource tracker ran on forever, orphaned, holding the editor's stderr.
+    The parent's sentinel becomes ready when the parent exits: no polling.
+    """
+    import multiprocessing
+    from multiprocessing.connection import wait
+
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        wait([parent.sentinel])
+        os._exit(0)
+
+    threading.Thread(target=watch, name="tiletune-parent-watch", daemon=True).start()
 
 
 def _in_thread(loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args: Any) -> "asyncio.Future[Any]":

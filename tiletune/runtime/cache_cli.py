@@ -33,6 +33,28 @@ __all__ = [
 _CACHE_FILE = re.compile(r"^.+-[0-9a-f]{16}\.json$")
 
 
+#: Characters a cache file's text must not send to a terminal raw: C0/C1 controls (escape sequences) and
+#: the bidirectional overrides (text that reads otherwise than it is); shown as ``\xNN`` / ``\uNNNN``.
+_UNPRINTABLE = {c: f"\\x{c:02x}" for c in [*range(0, 32), *range(127, 160)] if chr(c) not in "\n\t"}
+_UNPRINTABLE.update({c: f"\\u{c:04x}" for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]})
+
+
+class _Printable:
+    """A text stream that escapes what :data:`_UNPRINTABLE` names: what a cache file holds (names, keys,
+    values) reaches the terminal as text, never as a terminal escape sequence."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        """Write ``text`` with its control characters escaped."""
+        return self.stream.write(text.translate(_UNPRINTABLE))
+
+    def flush(self) -> None:
+        """Flush the underlying stream."""
+        self.stream.flush()
+
+
 class CacheNameError(ValueError):
     """A NAME given to ``show``/``clear`` that could reach outside the cache directory (exit status 2)."""
 
@@ -310,12 +332,18 @@ def run_explain(name: str, directory: Optional[Path], out: TextIO) -> int:
     from tiletune.runtime.explain import explain_cached
 
     root = Path(directory).expanduser() if directory is not None else cache_dir()
-    try:
-        out.write(explain_cached(name, root))
-    except FileNotFoundError as exc:
+    try:  # NAME selects cache files as `show` does: never a file outside the cache (but a kernel's source)
+        infos = _selected(root, name)
+    except CacheNameError as exc:
         print(f"tiletune explain: {exc}", file=sys.stderr)
+        return 2
+    if not infos:
+        print(f"tiletune explain: no cache file for {name!r} in {root}; `tiletune cache list` shows what is "
+              "cached (set TILETUNE_CACHE_DIR or pass --dir for another cache)", file=sys.stderr)
         return 1
-    return 0
+    for info in infos:
+        _Printable(out).write(explain_cached(info["path"], root))
+    return 1 if any("error" in info for info in infos) else 0
 
 
 def add_cache_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -336,7 +364,7 @@ def run_cache(args: argparse.Namespace) -> int:
         args.dir = cache_dir()
     args.dir = Path(args.dir).expanduser()
     commands = {"list": _cmd_list, "show": _cmd_show, "clear": _cmd_clear}
-    return commands[args.cache_command](args, sys.stdout)
+    return commands[args.cache_command](args, _Printable(sys.stdout))  # type: ignore[arg-type]
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -33,7 +33,8 @@ from typing import Any, Iterable, List, Mapping, Optional, Sequence
 
 from tiletune.errors import TiletuneCacheWarning
 
-__all__ = ["config_problems", "kernel_entry_problems", "warn_bad_entry", "TRITON_MAX_NUMEL", "MAX_NUM_WARPS", "MAX_NUM_STAGES"]
+__all__ = ["config_problems", "kernel_entry_problems", "warn_bad_entry", "TRITON_MAX_NUMEL", "MAX_NUM_WARPS", "MAX_NUM_STAGES",
+           "MAX_NUM_CTAS", "MAX_NREG", "CONFIG_FIELDS"]
 
 #: Triton's largest tensor (``triton.language.TRITON_MAX_TENSOR_NUMEL``), also the largest arange extent.
 TRITON_MAX_NUMEL = 1 << 20
@@ -41,6 +42,12 @@ TRITON_MAX_NUMEL = 1 << 20
 MAX_NUM_WARPS = 32
 #: Deeper software pipelines than this are not something a tuning chooses.
 MAX_NUM_STAGES = 16
+#: A thread block cluster has at most 16 blocks (sm_90).
+MAX_NUM_CTAS = 16
+#: A thread has at most 255 registers.
+MAX_NREG = 255
+#: The fields of a stored config (``report.config_to_dict``); any other (non-null) one was not written by tiletune.
+CONFIG_FIELDS = ("kwargs", "num_warps", "num_stages", "extra")
 
 
 def _triton_max_numel() -> int:
@@ -76,6 +83,17 @@ def _launch_options(config: Mapping[str, Any], low_stages: int) -> List[str]:
     extra = config.get("extra")
     if extra is not None and not isinstance(extra, Mapping):
         out.append(f"'extra' is a {type(extra).__name__}, not an object")
+    unknown = sorted(str(k) for k, v in config.items() if k not in CONFIG_FIELDS and v is not None)
+    if unknown:
+        out.append(f"field(s) {', '.join(unknown)} are not part of a tiletune config "
+                   f"(it holds only {', '.join(CONFIG_FIELDS)})")
+    if isinstance(extra, Mapping):
+        ctas = extra.get("num_ctas")
+        if ctas is not None and (not _is_int(ctas) or not 1 <= ctas <= MAX_NUM_CTAS):
+            out.append(f"num_ctas={ctas!r} is not an integer between 1 and {MAX_NUM_CTAS}")
+        regs = extra.get("maxnreg")
+        if regs is not None and (not _is_int(regs) or not 1 <= regs <= MAX_NREG):
+            out.append(f"maxnreg={regs!r} is not an integer between 1 and {MAX_NREG}")
     return out
 
 

@@ -13,10 +13,10 @@ __all__ = ["max_workers", "describe_error"]
 
 def max_workers(n_jobs: int) -> int:
     """Threads for ``n_jobs`` compiles: the machine's cores (``TILETUNE_COMPILE_THREADS`` overrides), at most 64."""
-    env = os.environ.get("TILETUNE_COMPILE_THREADS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        cores = int(env)
-    else:
+    from .env import env_int
+
+    cores = env_int("TILETUNE_COMPILE_THREADS", None, minimum=1)
+    if cores is None:
         try:
             cores = len(os.sched_getaffinity(0))
         except (AttributeError, OSError):

@@ -174,6 +174,15 @@ class _Restorer:
                 t.copy_(saved)
 
 
+def _count(value: Any, name: str, owner: str) -> int:
+    """``value`` as a number of calls (an integer >= 0), or a TuningError naming ``name`` and the fix."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0 \
+            or value == float("inf") or int(value) != value:
+        raise TuningError(f"tiletune: autotune of {owner}: {name}={value!r} is not a number of calls; "
+                          f"give an integer >= 0 (e.g. {name}={3 if name == 'warmup' else 10})")
+    return int(value)
+
+
 class FunctionTuner:
     """A Python function tuned over a list of config dicts (see :func:`tiletune.tune.autotune`).
 
@@ -218,8 +227,8 @@ class FunctionTuner:
         self.config_space: List[Mapping[str, Any]] = space
         self.key_fn = key_fn
         self.prune_fn = prune_fn
-        self.warmup = int(warmup)
-        self.rep = int(rep)
+        self.warmup = _count(warmup, "warmup", qual)
+        self.rep = _count(rep, "rep", qual)
         self.cache_results = bool(cache_results)
         self.restore_args = list(restore_args or [])
         self.shard = bool(shard)

@@ -60,9 +60,11 @@ def retime_set(order: Sequence[int], timings: Mapping[int, float]) -> List[int]:
 
 def retime_rounds() -> int:
     """Re-timing rounds: ``TILETUNE_RETIME_ROUNDS``, else RETIME_ROUNDS (one under the interpreter)."""
-    env = os.environ.get("TILETUNE_RETIME_ROUNDS", "").strip()
-    if env.isdigit():
-        return int(env)
+    from .env import env_int
+
+    rounds = env_int("TILETUNE_RETIME_ROUNDS", None, minimum=0, maximum=100)
+    if rounds is not None:
+        return rounds
     return 1 if _bench.interpreting() else RETIME_ROUNDS
 
 

@@ -66,7 +66,16 @@ def resolve_target(target: Any = None) -> Any:
         from tiletune.errors import TuningError
 
         raise TuningError(f"cannot detect the target: {NO_DEVICE_FIX}")
-    return detect() if given is None else get_target(given)
+    if given is None:
+        return detect()
+    if target is None and isinstance(given, str) and given == os.environ.get("TILETUNE_TARGET", "").strip():
+        from tiletune.errors import SynthesisError
+
+        try:
+            return get_target(given)
+        except SynthesisError as exc:  # say where the bad name came from
+            raise SynthesisError(f"TILETUNE_TARGET={given!r}: {exc}; fix or unset TILETUNE_TARGET") from None
+    return get_target(given)
 
 
 def target_name(target: Any = None) -> str:
