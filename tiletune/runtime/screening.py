@@ -6,7 +6,6 @@ Constants and small pure functions only; :mod:`~tiletune.runtime.measure` applie
 
 from __future__ import annotations
 
-import os
 from typing import List, Mapping, Sequence
 
 from . import bench as _bench
