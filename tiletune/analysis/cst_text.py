@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-__all__ = ["BINOP_TEXT", "node_text", "dotted_name", "root_name"]
+__all__ = ["BINOP_TEXT", "node_text", "dotted_name", "root_name", "is_cst_node"]
 
 BINOP_TEXT = {
     cst.Add: "+",
@@ -114,3 +114,15 @@ def root_name(node: cst.CSTNode) -> Optional[str]:
     while isinstance(node, cst.Attribute):
         node = node.value
     return node.value if isinstance(node, cst.Name) else None
+
+
+_IS_NODE: dict = {}  # isinstance(x, cst.CSTNode) goes through the ABC machinery: once per class
+
+
+def is_cst_node(value: object) -> bool:
+    """Whether ``value`` is a libcst node (cached per class: ``isinstance`` on the ABC is slow)."""
+    cls = type(value)
+    known = _IS_NODE.get(cls)
+    if known is None:
+        known = _IS_NODE[cls] = issubclass(cls, cst.CSTNode)
+    return known

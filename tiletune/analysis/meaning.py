@@ -35,6 +35,8 @@ from typing import Dict, Iterable, List, Optional, Set
 
 import libcst as cst
 
+from .cst_text import is_cst_node
+
 __all__ = ["find_meaning"]
 
 _TILE_MAKERS = {"arange", "zeros", "full", "zeros_like", "full_like", "make_block_ptr", "make_tensor_descriptor",
@@ -319,15 +321,7 @@ def _nodes(root: cst.CSTNode):
 _FIELDS: Dict[type, tuple] = {}
 
 
-_IS_NODE: Dict[type, bool] = {}  # isinstance(x, cst.CSTNode) goes through the ABC machinery: once per class
-
-
-def _is_node(value: object) -> bool:
-    cls = type(value)
-    known = _IS_NODE.get(cls)
-    if known is None:
-        known = _IS_NODE[cls] = issubclass(cls, cst.CSTNode)
-    return known
+_is_node = is_cst_node
 
 
 def _children(node: cst.CSTNode) -> List[cst.CSTNode]:

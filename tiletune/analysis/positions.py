@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from typing import Any, Iterator, Optional
 
 import libcst as cst
+
+from .cst_text import is_cst_node
 from libcst.metadata import MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
@@ -83,15 +85,7 @@ def _statement_lines(source: str, module: cst.Module) -> Optional[list[int]]:
 
 
 _FIELDS: dict[type, tuple] = {}
-_IS_NODE: dict[type, bool] = {}  # isinstance(x, cst.CSTNode) goes through the ABC machinery: once per class
-
-
-def _is_node(value: Any) -> bool:
-    cls = type(value)
-    known = _IS_NODE.get(cls)
-    if known is None:
-        known = _IS_NODE[cls] = issubclass(cls, cst.CSTNode)
-    return known
+_is_node = is_cst_node
 
 
 def _nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
