@@ -124,4 +124,4 @@ class LiveRanges:
             e = collect(total(vs[i].bytes for i in sorted(s)))
             if e not in sums:
                 sums.append(e)
-        return emax(*sums) if len(sums) > 1 else (sums[0] if sums else const(0))
+        return emax(*sums) if sums else const(0)

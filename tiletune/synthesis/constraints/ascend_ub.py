@@ -255,7 +255,7 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
         e = total(spans[i][2] for i in sorted(s))
         if e not in sums:
             sums.append(e)
-    return emax(*sums) if len(sums) > 1 else sums[0]
+    return emax(*sums)
 
 
 def _dtype(g, n, a: dict, known: dict, names: dict, dtypes: dict) -> Optional[str]:
@@ -315,7 +315,7 @@ def ub_floor(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
         sizes.append(b[0] * stages if looped else b[0])
     if not sizes:
         return None
-    return emax(*sizes) if len(sizes) > 1 else sizes[0]
+    return emax(*sizes)
 
 
 def _load_floor(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
@@ -330,7 +330,7 @@ def _load_floor(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
             sizes.append(b[0] * stages if a.in_loop else b[0])
     if not sizes:
         return None
-    return emax(*sizes) if len(sizes) > 1 else sizes[0]
+    return emax(*sizes)
 
 
 def _drop_untaken(g, names: tuple, dtypes: dict):
