@@ -118,6 +118,9 @@ class _Trial:
         # (start, budget(compile_s, setup_s) -> seconds): the first batch narrows its deadline to the time
         # budget as soon as one of its compiles priced a compile (:meth:`narrow_deadline`)
         self.budget_of: Optional[Tuple[float, Callable[[float, float], float]]] = None
+        # the price of one compile the budget is set at: the first compile of the first batch to finish
+        # (:meth:`narrow_deadline`); the batch's median, dearer where big tiles compile for seconds, never widens it
+        self.price_s: Optional[float] = None
         self.bench_s: List[float] = []  # seconds per benchmark call, on the measuring clock
         self.compiled: Dict[str, Any] = {"children": 0, "threads": 0}  # where compiles ran, stage seconds
         self.session: Any = None  # the search's CompileSession (children kept between batches)
@@ -167,7 +170,24 @@ class _Trial:
         stage = getattr(queue, "stage_s", {})
         start, budget = self.budget_of
         setup = stage.get("capture", 0.0) + stage.get("warm_compiler", 0.0)
-        self.deadline = min(self.deadline, start + budget(est, setup))
+        if self.price_s is None:
+            self.price_s = est
+        self.deadline = min(self.deadline, start + budget(self.price_s, setup))
+
+    def search_seconds(self, policy: Any) -> float:
+        """The search's time budget (:func:`~tiletune.runtime.search.time_budget`) once the first batch was
+        measured: priced at the first compile that finished (:attr:`price_s`), else the batch's compile
+        price, and never past the deadline the first batch already narrowed to.
+
+        A first batch of big tiles has a few configs that compile for seconds (block_ptr_matmul on the
+        H100: its first compile 1 s, the batch's median 1.6 s, its slowest 3.6 s); priced at the median, the
+        budget grew past the one the first batch ran under, and the first tune took 1.4x the hand list."""
+        from .search import time_budget
+
+        seconds = time_budget(policy, self.price_s if self.price_s is not None else self.compile_s, self.setup_s)
+        if self.deadline is not None and self.budget_of is not None:
+            seconds = min(seconds, self.deadline - self.budget_of[0])
+        return seconds
 
     def add(self, config: Config) -> int:
         """The index of ``config`` (added when new)."""
@@ -773,7 +793,7 @@ class MeasureStage:
                  if i in trial.timings or i in trial.failures}
         from .search import MAX_STAGES, MIN_STAGES, WARPS
 
-        seconds = time_budget(policy, trial.compile_s, trial.setup_s)
+        seconds = trial.search_seconds(policy)
         reserve = trial.retime_cost_s(RETIME_MAX, _retime_rounds())
         trial.deadline = t_start + seconds  # a round the estimate let start stops here (Trial.left_s)
         space = Space(ranked=[point(c) for c in trial.configs], feasible=feasible, cost=cost, tiling=ctx.tiling,
@@ -790,4 +810,5 @@ class MeasureStage:
         return {"descent_measured": result.measured, "descent_rejected": result.rejected,
                 "descent_moves": len(result.moves), "descent_stopped": result.stopped,
                 "time_budget_s": seconds, "setup_s": trial.setup_s, "compile_s": trial.compile_s,
+                "price_s": trial.price_s,
                 "compile_latency_s": trial.compile_latency_s}
