@@ -91,3 +91,46 @@ def test_dry_run_writes_cold_rows_for_a_fixture_and_a_library_kernel(tmp_path):
     assert data["timeline"]["events"] and data["timeline"]["summary"]["timing"] > 0
     assert "| kernel |" in (tmp_path / "first_tune_cold.md").read_text()
     assert proc.stdout.strip().splitlines()[-1].startswith("goals:")
+
+
+def test_the_reference_times_configs_of_one_binary_once():
+    """Configs that compiled to one binary map to the first of them; those without a binary stand alone."""
+    from first_tune_cold import same_binaries
+
+    digests = {"pick s1": "A", "hand s3": "A", "grid s4": "A", "grid w8": "B", "dry": None}
+    assert same_binaries(list(digests), digests.get) == {
+        "pick s1": "pick s1", "hand s3": "pick s1", "grid s4": "pick s1", "grid w8": "grid w8", "dry": "dry"}
+
+
+_COMPILE_STAGES = r"""
+import json, sys
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/bench"]
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from first_tune_cold import _binary_digest
+from tiletune.runtime.offline_compile import _load_kernel, specialize
+fn = _load_kernel(sys.argv[1] + "/fixtures/rms_norm.py", "rms_norm_fwd_kernel")
+h = {"ptr": "fp16"}
+args = {"x_ptr": h, "w_ptr": h, "y_ptr": h, "stride_x_row": 3000, "stride_y_row": 3000, "N": 3000, "eps": 1e-6}
+sig, values, attrs = specialize([(p.name, bool(p.is_constexpr)) for p in fn.params], args, {"BLOCK_SIZE": 4096})
+out = {}
+for w, s in ((8, 1), (8, 3), (4, 1)):
+    k = triton.compile(ASTSource(fn=fn, signature=sig, constexprs=values, attrs=attrs),
+                       target=GPUTarget("cuda", 90, 32), options={"num_warps": w, "num_stages": s})
+    out[f"w{w} s{s}"] = _binary_digest(k)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_a_loop_free_kernel_compiles_to_one_binary_whatever_its_stages():
+    """The fact the reference's dedupe rests on, checked with the compiler (sm_90, no GPU): rms_norm has no loop,
+    so 1 and 3 stages give one cubin, while another num_warps gives another."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.run([sys.executable, "-c", _COMPILE_STAGES, str(ROOT)], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["w8 s1"] is not None and got["w8 s1"] == got["w8 s3"]
+    assert got["w4 s1"] != got["w8 s1"]
