@@ -63,6 +63,29 @@ def _key(kwargs: Dict[str, Any], warps: Any, stages: Any) -> Tuple:
     return tuple(sorted(kwargs.items())), warps, stages
 
 
+class _GridCatcher:
+    """Stands in for the kernel in a fixture's ``launch``: keeps the grid it is indexed with, launches nothing."""
+
+    def __init__(self) -> None:
+        self.grid: Any = None
+
+    def __getitem__(self, grid: Any):
+        self.grid = grid
+        return lambda *a, **k: None
+
+
+def launch_grid_shapes(fx: Any, args: Dict[str, Any], tiling: List[str]) -> Dict[str, int]:
+    """The ``grid[i]`` shapes the runtime reads off the fixture's launch grid (runtime/grid_axes.py)."""
+    from tiletune.runtime.grid_axes import grid_axis_shapes
+
+    catcher = _GridCatcher()
+    try:
+        fx.launch(catcher, args)
+    except Exception:  # a launch that needs more than the meta tensors: the model keeps its assumption
+        return {}
+    return grid_axis_shapes(catcher.grid, args, tiling)
+
+
 def model_ranking(name: str, shape: Dict[str, int], target: str) -> Tuple[List[Tuple], List[Tuple], Any]:
     """The model's full cost order and its top-``POOL`` pool at ``shape`` (lists of (kwargs, warps, stages)),
     and ``hard(kwargs, warps, stages)``: the hard limits a config breaks (the descent's feasibility check)."""
@@ -78,6 +101,7 @@ def model_ranking(name: str, shape: Dict[str, int], target: str) -> Tuple[List[T
     shapes = synthesis_shapes(spec.name, required_shapes(spec), args)
     dtypes = tensor_dtypes(list(fx.KERNEL.arg_names), args)
     fixed = {p.name: args[p.name] for p in spec.tiling_params if p.name in args} or None
+    shapes.update(launch_grid_shapes(fx, args, [p.name for p in spec.tiling_params]))  # as the runtime does
     full = synthesize(spec, shapes, dtypes, target, fixed=fixed, top_k=10**6)
     pool = synthesize(spec, shapes, dtypes, target, fixed=fixed, top_k=POOL)
     as_keys = lambda res: [_key(c.kwargs, c.num_warps, c.num_stages) for c in res.candidates]  # noqa: E731

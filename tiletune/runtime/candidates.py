@@ -211,6 +211,8 @@ class CandidatesStage:
                 "hints; remove it from the launch to search it, or from hints to keep the launch's value"
             )
         shapes = synthesis_shapes(self.kernel_name, required_shapes(spec), bound)
+        from .grid_axes import grid_axis_shapes
+
         target = self.resolved_target()
         # the pool the measured search draws from: top_k= when given, else the search policy's size;
         # under an incomplete analysis (configs kept safe under the unknowns) more of them are measured
@@ -218,7 +220,9 @@ class CandidatesStage:
         top_k = self.top_k if self.top_k is not None else resolve_search(self.search, breadth).synth_top_k
         wide = max(resolve_search(self.search, INCOMPLETE_BREADTH).synth_top_k, 2 * top_k)
         try:
-            request = synthesis_request(spec, shapes, dict(dtypes), target, hints=self.hints, top_k=top_k,
+            # the launch grid's axes that no tiling parameter sizes (a batch, the rows): the programs they launch
+            sized = grid_axis_shapes(kwargs.get("grid"), bound, [p.name for p in spec.tiling_params], self.hints)
+            request = synthesis_request(spec, {**shapes, **sized}, dict(dtypes), target, hints=self.hints, top_k=top_k,
                                         front="runtime", launch_kwargs=list(launch_const),
                                         defaults=self._binder.defaults, known={**bound, **launch_const},
                                         meaning="measure", incomplete_top_k=wide)
