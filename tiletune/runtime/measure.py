@@ -30,6 +30,7 @@ from tiletune.errors import TiletuneError, TiletuneWarning, TuningError
 from . import bench as _bench
 from . import distributed as _dd
 from . import timeline as _timeline
+from .deadline import await_compile, compiled, deadline_left
 from .decision import protect_side_effects
 from .compile_workers import CompileSession
 from .parallel_compile import compiling, describe_error, parallel_enabled
@@ -74,14 +75,6 @@ class _OverBudget(Exception):
     """A candidate not timed because the search's deadline came first (abandoned, not failed)."""
 
 
-def _compiled(queue: Any, i: int) -> bool:
-    """True when candidate ``i``'s compile in ``queue`` has finished (or there was none to run)."""
-    if i in getattr(queue, "failures", {}):
-        return True
-    fut = queue.futures.get(i)
-    return fut is None or fut.done()
-
-
 class _Trial:
     """Every config measured for one key: times, drops, the verify reference; shared by all batches."""
 
@@ -118,8 +111,7 @@ class _Trial:
         # (start, budget(compile_s, setup_s) -> seconds): the first batch narrows its deadline to the time
         # budget as soon as one of its compiles priced a compile (:meth:`narrow_deadline`)
         self.budget_of: Optional[Tuple[float, Callable[[float, float], float]]] = None
-        # the price of one compile the budget is set at: the first compile of the first batch to finish
-        # (:meth:`narrow_deadline`); the batch's median, dearer where big tiles compile for seconds, never widens it
+        # one compile's price for the budget: the first of the first batch to finish (:meth:`narrow_deadline`)
         self.price_s: Optional[float] = None
         self.bench_s: List[float] = []  # seconds per benchmark call, on the measuring clock
         self.compiled: Dict[str, Any] = {"children": 0, "threads": 0}  # where compiles ran, stage seconds
@@ -130,7 +122,7 @@ class _Trial:
         """Seconds left before :attr:`deadline`, the re-timing that follows kept back; None when there is
         no deadline, nothing was timed yet (a first tune returns a measured config), or under a process
         group (every rank must measure the same candidates)."""
-        if self.deadline is None or self.active or not (self.bench_s or self.timings):
+        if self.deadline is None or self.active or not (self.bench_s or self.timings or self.late):
             return None
         reserve = self.retime_cost_s(RETIME_MAX, _retime_rounds())
         return self.deadline - _bench.clock() - reserve
@@ -138,7 +130,7 @@ class _Trial:
     def may_time_late(self, i: int, queue: Any) -> bool:
         """Past the deadline: True when candidate ``i`` may still be timed (short): its compile has finished
         (nothing to await) and one more late timing keeps the late ones within LATE_SHARE of the budget."""
-        if not _compiled(queue, i) or self.deadline is None or self.started is None:
+        if not compiled(queue, i) or self.deadline is None or self.started is None:
             return False
         allowance = LATE_SHARE * max(0.0, self.deadline - self.started)
         return self.late_s + self._late_call_s() <= allowance
@@ -175,15 +167,8 @@ class _Trial:
         self.deadline = min(self.deadline, start + budget(self.price_s, setup))
 
     def search_seconds(self, policy: Any) -> float:
-        """The search's time budget (:func:`~tiletune.runtime.search.time_budget`) once the first batch was
-        measured: priced at the first compile that finished (:attr:`price_s`), else the batch's compile
-        price, and never past the deadline the first batch already narrowed to.
-
-        A first batch of big tiles has a few configs that compile for seconds (block_ptr_matmul on the
-        H100: its first compile 1 s, the batch's median 1.6 s, its slowest 3.6 s); priced at the median, the
-        budget grew past the one the first batch ran under, and the first tune took 1.4x the hand list."""
-        from .search import time_budget
-
+        """The search's time budget after the first batch, priced at the first compile that finished
+        (:attr:`price_s`; big tiles' slower compiles do not widen it), never past the first batch's deadline."""
         seconds = time_budget(policy, self.price_s if self.price_s is not None else self.compile_s, self.setup_s)
         if self.deadline is not None and self.budget_of is not None:
             seconds = min(seconds, self.deadline - self.budget_of[0])
@@ -429,13 +414,14 @@ class _Trial:
             if stopped:
                 raise TuningError("not run: tuning stopped after an error")
             i = alive[j]
-            left = self.left_s()
+            left = deadline_left(self, queue, alive, j)
             late = left is not None and left <= 0
             if late and not self.may_time_late(i, queue):
                 raise _OverBudget()
             try:
                 with _timeline.span("compile_wait", config_str(self.configs[i])):
-                    reason = queue.wait(i, timeout=None if late else left)  # late: compiled, nothing to await
+                    # late: compiled, nothing to await
+                    reason = queue.wait(i) if late else await_compile(self, i, queue, alive, j, first, left)
             except FuturesTimeout:  # the deadline came while it compiled: abandoned, not awaited
                 raise _OverBudget() from None
             if first:
