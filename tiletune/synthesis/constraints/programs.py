@@ -23,8 +23,8 @@ def grid_axis_name(axis: int) -> str:
     """The shape name that carries launch grid axis ``axis``'s size (``grid[2]``) when the caller knows it.
 
     The runtime evaluates the launch's grid function and passes the sizes of
-    the axes no tiling parameter changes (a batch, a head count); the CLI
-    takes ``--shape grid[2]=5``.  An axis the kernel tiles ignores it."""
+    the axes no tiling parameter changes (a batch, a head count); the API's
+    ``shapes=`` takes it as well.  An axis the kernel tiles ignores it."""
     return f"grid[{int(axis)}]"
 
 
