@@ -127,8 +127,8 @@ def side_first_tune(pair: dict, side: str, dry: bool, profile: bool) -> dict:
            "configs_compiled": _cubins(), "correct": correct, "wrong": why}
     if side == "tiletune":
         out["search"] = {k: facts.get(k) for k in ("search", "first_batch", "pool", "measured", "descent_measured",
-                                                   "descent_stopped", "time_budget_s", "compile_s", "seconds",
-                                                   "batches", "compiled_in", "deadline_s", "abandoned",
+                                                   "descent_stopped", "time_budget_s", "compile_s", "price_s",
+                                                   "seconds", "batches", "compiled_in", "deadline_s", "abandoned",
                                                    "late_timed", "check_probes", "bench_call_s")}
         out["ranked"] = [_config_dict(c) for c in sorted(timings, key=lambda c: _ms(timings[c]))[:4]]
     else:
@@ -246,7 +246,8 @@ def side_reference(pair: dict, dry: bool, picks: Dict[str, dict], opts: argparse
         screened[sig] = ms
         best = ms if best is None else min(best, ms)
     top = sorted(screened, key=screened.get)[:opts.retime_top]
-    final = list(dict.fromkeys(top + [rep[s] for s in sigs if groups[s] in ("tiletune", "hand") and rep[s] in screened]))
+    picked = [rep[s] for s in sigs if groups[s] in ("tiletune", "hand") and rep[s] in screened]
+    final = list(dict.fromkeys(top + picked))
     res = timer.interleaved({s: prob.call(pool[s].all_kwargs()) for s in final}, opts.rounds)
     known = lib.best_known(res, {s: (groups[s], pool[s]) for s in final})
 
