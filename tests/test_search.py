@@ -419,12 +419,12 @@ def test_screening_uses_short_budgets_unless_the_user_chose_them(monkeypatch):
     monkeypatch.setitem(bench.METHODS, "wall", lambda fn, *, warmup=None, rep=None: seen.append((warmup, rep)) or 1.0)
     monkeypatch.setattr(bench, "interpreting", lambda: False)
     full = bench.get_bench("wall")
-    default = tiletune.autotune(configs=[], key=["M", "N"])(scale2d_kernel)
-    default._method_used = "wall"
+    default = tiletune.autotune(configs=[], key=["M", "N"])(scale2d_kernel).measure_stage()
+    default.method_used = "wall"
     default._screen_fn(full)(lambda: None)
     assert seen[-1] == (measure.SCREEN_WARMUP_MS, measure.SCREEN_REP_MS)
-    chosen = tiletune.autotune(configs=[], key=["M", "N"], warmup=3, rep=7)(scale2d_kernel)
-    chosen._method_used = "wall"
+    chosen = tiletune.autotune(configs=[], key=["M", "N"], warmup=3, rep=7)(scale2d_kernel).measure_stage()
+    chosen.method_used = "wall"
     assert chosen._screen_fn(full) is full
 
 
