@@ -8,13 +8,16 @@ semantics for each) with these additions:
   arguments) and the target give a ranked list of feasible tilings
   (:func:`tiletune.synthesis.synthesize`); ``hints`` adds values of non-tiling
   parameters, ``top_k`` caps the list;
-* the runtime is a row of stages, each in its own module: candidates
-  (:mod:`~tiletune.runtime.candidates`), the decision path shared with the
-  function and contextual tuners (:mod:`~tiletune.runtime.decision`: cache,
-  version policy, rank agreement, store), measuring
-  (:mod:`~tiletune.runtime.measure`: compile overlapped with timing, verify,
-  retime) and the measured search (:mod:`~tiletune.runtime.search`: adaptive
-  first batch, coordinate descent within the feasibility model);
+* the runtime is a row of stages, each a value built from explicit
+  arguments in its own module and composed here: candidates
+  (:class:`~tiletune.runtime.candidates.CandidatesStage` -> ``Candidates``),
+  the decision path shared with the function and contextual tuners
+  (:func:`tiletune.runtime.decision.decide`: cache, version policy, rank
+  agreement, store), measuring
+  (:class:`~tiletune.runtime.measure_stage.MeasureStage` -> ``Measured``:
+  compile overlapped with timing, verify, retime) and the measured search
+  (:mod:`~tiletune.runtime.strategies`: adaptive first batch, coordinate
+  descent within the feasibility model);
 * winners are cached on disk (:class:`tiletune.runtime.cache.TuningCache`),
   so the next process launches at once; every tuning is logged;
 * ``pg=`` (a ``torch.distributed`` process group, ``"default"``, or
@@ -620,15 +623,19 @@ class Autotuner(_TritonAutotuner):
         finally:
             self.nargs = None
 
-    def cached_choice(self, problem: _Problem, candidates: Sequence[Config]) -> tuple:
-        """``(index into candidates or None, strict-mode refusal or None)`` from this process's disk cache
-        (stages 1-5 of the decision path; the context agrees over its group itself)."""
-        choice, refused = _decision.lookup(self._decision(problem, None), self._match)
-        if choice is not None:
-            for i, c in enumerate(candidates):
+    def cache_decision(self, problem: _Problem, candidates: Sequence[Config]) -> tuple:
+        """``(Decision, match)`` of a launch the contextual tuner decides: this kernel's cache, entry key and
+        entry checks (the context sets its group and what its ranks agree on); ``match(entry)`` is the index
+        of the cached config among ``candidates``, None when it is not one of them."""
+
+        def match(entry: Mapping[str, Any]) -> Optional[int]:
+            choice = self._match(entry)
+            for i, c in enumerate(candidates if choice is not None else ()):
                 if _jsonable(config_to_dict(c)) == choice:
-                    return i, None
-        return None, refused
+                    return i
+            return None
+
+        return self._decision(problem, None), match
 
     def launch_config(self, config: Config, args: tuple, kwargs: Dict[str, Any]) -> Any:
         """Launch ``config`` as a tuned launch does (its pre_hook, then the kernel)."""
@@ -639,8 +646,9 @@ class Autotuner(_TritonAutotuner):
         return self.fn.run(*args, **kwargs, **config_kwargs)
 
     def adopt(self, key: tuple, problem: _Problem, config: Config, timings: Mapping[Config, Optional[float]],
-              *, status: str, extra: Optional[Dict[str, Any]] = None) -> None:
-        """Take ``config`` as the winner of ``key`` (memory, disk cache after a tuning, report)."""
+              *, status: str, extra: Optional[Dict[str, Any]] = None, decision: Any = None) -> None:
+        """Take ``config`` as the winner of ``key`` (memory, disk cache after a tuning, report); a tuned winner
+        is stored by ``decision`` (the one the context decided the key with; default: this kernel's)."""
         if status.startswith("tuned"):
             self.configs_timings = {c: [t, t, t] for c, t in timings.items() if t is not None}
             self._method_used = "contextual"
@@ -649,7 +657,7 @@ class Autotuner(_TritonAutotuner):
                     problem.report.candidate(c, t)
             entry = self._entry(config, extra)
             if entry is not None:
-                _decision.store(self._decision(problem, None), entry)
+                _decision.store(decision if decision is not None else self._decision(problem, None), entry)
         self._adopt(key, problem, config, status=status, extra=extra)
         self.best_config = config
 

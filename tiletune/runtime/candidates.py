@@ -455,10 +455,10 @@ class CandidatesStage:
     def _warn_incomplete(self, spec: Any) -> None:
         """Say once per kernel that its analysis is incomplete: what is unknown, what tiletune does about
         it and the fix that applies (:func:`incomplete_message`)."""
+        self.search_breadth = max(self.search_breadth, INCOMPLETE_BREADTH)  # every launch: the stage is per launch
         if "incomplete" in self.noted:
             return
         self.noted.add("incomplete")
-        self.search_breadth = max(self.search_breadth, INCOMPLETE_BREADTH)
         from . import ir_oracle
 
         warnings.warn(incomplete_message(self.kernel_name, spec, ir_oracle.oracle_enabled(self.fn)),
