@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, Tuple
 
@@ -230,9 +230,9 @@ def decide(d: Decision, match: Callable[[Mapping[str, Any]], Any],
     from tiletune.errors import TuningError
 
     choice, refused = (None, None) if failed is not None else lookup(d, match)
-    problem = d.problem if failed is None else [d.problem, f"{type(failed).__name__}: {failed}"]
+    agreed = d if failed is None else replace(d, problem=[d.problem, f"{type(failed).__name__}: {failed}"])
     try:
-        cached = _dd.agree_on_cached(choice, d.pg, problem=problem, refused=refused, what=d.what)
+        cached = agree(agreed, choice, refused)
     except TuningError:
         if failed is not None:
             raise failed
