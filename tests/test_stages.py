@@ -82,6 +82,7 @@ def test_the_candidates_stage_on_its_own_gives_the_list_the_autotuner_tunes():
     args, kwargs = _launch_args()
     got = _run_stage(_stage(), args, kwargs)
     assert len(got.configs) > 1 and got.synthesis is not None
+    assert any(n.startswith(f"synthesized {len(got.configs)} candidate(s)") for n in got.notes)
     assert set(got.synthesis.tiling) == {"BLOCK_M", "BLOCK_N"}
     assert all(got.synthesis.feasible(c.kwargs, c.num_warps, c.num_stages) for c in got.configs)
 

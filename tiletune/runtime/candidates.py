@@ -180,13 +180,16 @@ class Candidates:
     feasibility check and costs), None for a hand list; ``ir_reading``: the
     IR oracle's reading (:class:`tiletune.runtime.ir_oracle.OracleReading`)
     or None; ``search_breadth``: the breadth the search uses (wider when the
-    analysis turned out incomplete).
+    analysis turned out incomplete); ``notes``: what the stage noted for this
+    launch (fixed parameters, the synthesis, dropped candidates), also in the
+    report it was given.
     """
 
     configs: List[Config]
     synthesis: Optional[SynthesisContext] = None
     ir_reading: Any = None
     search_breadth: float = 1.0
+    notes: List[str] = field(default_factory=list)
 
 
 @dataclass
@@ -232,8 +235,9 @@ class CandidatesStage:
     def run(self, bound: Dict[str, Any], kwargs: Dict[str, Any], launch_const: Mapping[str, Any],
             dtypes: Mapping[str, str], report: TuningReport) -> Candidates:
         """The candidates of this launch (see :class:`Candidates`); notes and predictions go to ``report``."""
+        before = len(report.notes)
         configs = self._candidates(bound, kwargs, launch_const, dtypes, report)
-        return Candidates(configs, self._synthesis, self.ir_reading, self.search_breadth)
+        return Candidates(configs, self._synthesis, self.ir_reading, self.search_breadth, list(report.notes[before:]))
 
     # ---------------------------------------------------------------- candidates
     def _candidates(self, bound: Dict[str, Any], kwargs: Dict[str, Any], launch_const: Mapping[str, Any],
