@@ -212,3 +212,25 @@ def test_ranks_settle_on_the_same_configs(tmp_path):
         assert min(local, key=local.get) == [32, 64][r]  # each rank's own favourite differs
         assert all(line["world_size"] == 2 and line["rank"] == r for line in res["log"])
     assert results[0]["double"] == results[1]["double"] and results[0]["soft"] == results[1]["soft"]
+
+
+def test_ranks_agree_on_a_cached_result_through_the_one_decision_path(tmp_path):
+    """The contextual tuner decides each kernel's key as the kernel tuner does (runtime/decision.decide): rank 0's
+    cached winner on every rank when all hit, every rank tunes when any misses, a stale entry refused everywhere."""
+    sleeps = {"0": {"32": 2, "64": 90, "128": 45}, "1": {"32": 90, "64": 2, "128": 45}}
+    own = [str(tmp_path / "c0"), str(tmp_path / "c1")]
+    opts = {"sleep_ms": sleeps, "steps": [
+        {"cache_dirs": own, "is_dist": False},  # each rank alone caches its own favourite: 32 on 0, 64 on 1
+        {"cache_dirs": own},  # every rank hits, with different entries: rank 0's, on every rank, no tuning run
+        {"cache_dirs": [own[0], str(tmp_path / "empty")]},  # rank 1 misses: every rank tunes, slowest medians
+        {"cache_dirs": own, "stale_rank0": True, "env": {"TILETUNE_VERSION_CHECK": "strict"}},
+    ]}
+    results = run_ranks(WORKER, tmp_path, "contextual_cache", 2, opts, timeout=HANG_S, cwd=tmp_path)
+    for r, res in enumerate(results):
+        assert "error" not in res, f"rank {r}: {res.get('traceback')}"
+    alone, hit, miss, strict = zip(*[res["steps"] for res in results])
+    assert [x["add"] for x in alone] == [32, 64] and all(x["runs"] > 1 and x["correct"] for x in alone)
+    assert [x["add"] for x in hit] == [32, 32] and all(x["runs"] == 1 and x["correct"] for x in hit)
+    assert [x["add"] for x in miss] == [128, 128] and all(x["runs"] > 1 and x["correct"] for x in miss)
+    assert [x.get("error") for x in strict] == ["StaleCacheEntryError"] * 2
+    assert "0.0.1-old" in strict[0]["message"] and "(rank 0)" in strict[1]["message"]

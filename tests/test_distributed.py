@@ -212,6 +212,22 @@ def test_cache_reuse_in_process_and_in_new_processes(tmp_path):
         assert len(x["calls"][0]["trials"]) == 9 and x["calls"][0]["best"] == {"c": 1}
 
 
+def test_ranks_whose_cached_winners_differ_all_take_rank_0s(tmp_path):
+    """The function tuner's cached-result agreement is the decision path's (decision.decide): when every rank
+    hits but the entries differ (caches that diverged), every rank uses rank 0's winner without timing."""
+    dirs = [str(tmp_path / "c0"), str(tmp_path / "c1")]
+    (tuned,) = steps(run_ranks(tmp_path, "tune", 2, {"ms": [12, 2, 7], "cache_dirs": dirs}, tag="first"))
+    assert all(x["calls"][0]["best"] == {"c": 1} for x in tuned)
+    (path,) = (tmp_path / "c1" / "function").glob("worker.sleepy-*.json")
+    doc = json.loads(path.read_text())
+    for entry in doc["entries"].values():  # rank 1's cache now names another (valid) config
+        entry["config"] = {"c": 2}
+    path.write_text(json.dumps(doc))
+    (hit,) = steps(run_ranks(tmp_path, "tune", 2, {"ms": [12, 2, 7], "cache_dirs": dirs}, tag="second"))
+    for x in hit:
+        assert x["calls"][0]["trials"] == [] and x["calls"][0]["best"] == {"c": 1}
+
+
 def test_version_change_retunes_or_refuses_on_every_rank(tmp_path):
     opts = {
         "ms": [12, 2, 7],

@@ -244,13 +244,18 @@ def test_interpreter_without_a_search_mode_measures_the_ranked_list_once(monkeyp
 
 def test_the_three_tuners_share_one_decision_path(monkeypatch):
     seen: list = []
-    real_lookup = decision.lookup
+    real_decide, real_lookup = decision.decide, decision.lookup
 
-    def spy(d, match):
-        seen.append(d.what)
+    def spy(d, match, tune, **kw):
+        seen.append(("decide", d.what))
+        return real_decide(d, match, tune, **kw)
+
+    def spy_lookup(d, match):
+        seen.append(("lookup", d.what))
         return real_lookup(d, match)
 
-    monkeypatch.setattr(decision, "lookup", spy)
+    monkeypatch.setattr(decision, "decide", spy)
+    monkeypatch.setattr(decision, "lookup", spy_lookup)
     inj = Injected(monkeypatch, best=(16, 16))
     configs = [triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}), triton.Config({"BLOCK_M": 32, "BLOCK_N": 32})]
 
@@ -270,9 +275,12 @@ def test_the_three_tuners_share_one_decision_path(monkeypatch):
         launch(other, m, n)
 
     ctx(8, 8)
-    assert any(w.startswith("kernel 'scale2d_kernel'") for w in seen)
-    assert any(w.startswith("autotune of") for w in seen)
-    assert seen.count("kernel 'scale2d_kernel'") >= 2  # the autotuner, and the contextual tuner's lookup
+    # each tuner calls decide once for its key, and decide does the cache lookup (with the kernel's cache for the
+    # contextual tuner's kernel, under the context's name)
+    whats = ["kernel 'scale2d_kernel'", "autotune of test_search.test_the_three_tuners_share_one_decision_path."
+             "<locals>.fn", "contextual tuning of test_search.test_the_three_tuners_share_one_decision_path."
+             "<locals>.ctx (kernel 'scale2d_kernel')"]
+    assert seen == [(stage, w) for w in whats for stage in ("decide", "lookup")]
 
 
 @pytest.mark.parametrize("tuner", ["kernel", "function", "contextual"])
@@ -323,6 +331,66 @@ def test_a_cache_entry_without_a_config_is_retuned_by_every_tuner(tuner, monkeyp
     with pytest.warns(UserWarning, match="unusable"):  # validate_cached says so, the same way for all three
         run2()
     assert all("config" in e for _, data in entries() for e in data["entries"].values())  # tuned and stored again
+
+
+@pytest.mark.parametrize("tuner", ["kernel", "function", "contextual"])
+def test_an_entry_tuned_under_other_versions_is_refused_or_retuned_alike_by_every_tuner(tuner, monkeypatch, tmp_path):
+    """Stage 4 (version policy) lives in decision.decide: strict mode refuses the stale entry, the default
+    re-tunes it and replaces the entry, the same way for the kernel, function and contextual tuners."""
+    import json
+
+    from tiletune.runtime.cache import StaleCacheEntryError, read_cache_file
+
+    inj = Injected(monkeypatch, best=(16, 16))
+    configs = [triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}), triton.Config({"BLOCK_M": 32, "BLOCK_N": 32})]
+    calls: list = []
+
+    def make():
+        if tuner == "function":
+            @tune_function(config_space=[{"k": 1}, {"k": 2}], key_fn=lambda x: x.shape, warmup=1, rep=1)
+            def fn(x, *, k):
+                calls.append(k)
+                return x * k
+
+            return lambda: fn(torch.ones(4))
+        kern = tiletune.autotune(configs=configs, key=["M", "N"], pre_hook=inj.pre_hook)(scale2d_kernel)
+        if tuner == "kernel":
+            return lambda: launch(kern)
+
+        @tiletune.contextual_autotune(n_repeat=1, n_warmup=0)
+        def ctx():
+            launch(kern)
+
+        return ctx
+
+    def entries():
+        out = []
+        for path in (tmp_path / "cache").rglob("*.json"):
+            data, _ = read_cache_file(path)
+            if data and "entries" in data:
+                out.append((path, data))
+        return out
+
+    make()()
+    assert entries()
+    for path, data in entries():  # as if tuned under another torch
+        for entry in data["entries"].values():
+            entry["fingerprint"] = {**entry["fingerprint"], "torch": "0.0.1-old"}
+        path.write_text(json.dumps(data))
+    monkeypatch.setenv("TILETUNE_VERSION_CHECK", "strict")
+    with pytest.raises(StaleCacheEntryError, match="0.0.1-old"):
+        make()()
+    monkeypatch.delenv("TILETUNE_VERSION_CHECK")
+    launches, n_calls = inj.launches, len(calls)
+    again = make()
+    again()  # the default policy: re-tuned (every candidate ran again, not one launch), and the entry replaced
+    if tuner == "kernel":
+        assert inj.launches > launches + 1
+    elif tuner == "function":
+        assert len(calls) > n_calls + 1
+    else:
+        assert again.last_runs > 1  # tuning runs of the function, then the final call
+    assert all(e["fingerprint"]["torch"] != "0.0.1-old" for _, data in entries() for e in data["entries"].values())
 
 
 # ----------------------------------------------------------------------------- the wave-quantisation term
@@ -419,12 +487,12 @@ def test_screening_uses_short_budgets_unless_the_user_chose_them(monkeypatch):
     monkeypatch.setitem(bench.METHODS, "wall", lambda fn, *, warmup=None, rep=None: seen.append((warmup, rep)) or 1.0)
     monkeypatch.setattr(bench, "interpreting", lambda: False)
     full = bench.get_bench("wall")
-    default = tiletune.autotune(configs=[], key=["M", "N"])(scale2d_kernel)
-    default._method_used = "wall"
+    default = tiletune.autotune(configs=[], key=["M", "N"])(scale2d_kernel).measure_stage()
+    default.method_used = "wall"
     default._screen_fn(full)(lambda: None)
     assert seen[-1] == (measure.SCREEN_WARMUP_MS, measure.SCREEN_REP_MS)
-    chosen = tiletune.autotune(configs=[], key=["M", "N"], warmup=3, rep=7)(scale2d_kernel)
-    chosen._method_used = "wall"
+    chosen = tiletune.autotune(configs=[], key=["M", "N"], warmup=3, rep=7)(scale2d_kernel).measure_stage()
+    chosen.method_used = "wall"
     assert chosen._screen_fn(full) is full
 
 

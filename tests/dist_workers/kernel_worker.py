@@ -255,6 +255,52 @@ def scenario_contextual(pg):
     }
 
 
+def scenario_contextual_cache(pg):
+    """The contextual tuner's cached results across ranks, step by step (``OPTS["steps"]``), each step with a
+    fresh kernel and function (nothing in memory): ``cache_dirs`` (one per rank), ``is_dist``, ``env`` and
+    ``stale_rank0`` as in :func:`scenario_tune`.  The add kernel's configs take ``OPTS["sleep_ms"][rank]``
+    on the virtual clock, so each rank alone caches its own favourite."""
+    sleeps = OPTS["sleep_ms"][str(RANK)]
+
+    def sleeper(block):
+        def hook(nargs):
+            CLOCK.advance(sleeps.get(str(block), 0))
+        return hook
+
+    out = []
+    for step in OPTS["steps"]:
+        env = dict(step.get("env", {}))
+        env["TILETUNE_CACHE_DIR"] = step["cache_dirs"][RANK]
+        if step.get("stale_rank0") and RANK == 0:
+            _make_stale(env["TILETUNE_CACHE_DIR"])
+        dist.barrier(group=pg)
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        add = tiletune.autotune(configs=[triton.Config({"BLOCK_SIZE": b}, pre_hook=sleeper(b)) for b in (32, 64, 128)],
+                                key=["n_elements"])(add_kernel)
+
+        @tiletune.contextual_autotune(is_dist=step.get("is_dist", True), n_repeat=2, n_warmup=1)
+        def run(x, y):
+            s = torch.empty_like(x)
+            add[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK_SIZE"]),)](x, y, s, x.numel())
+            return s
+
+        try:
+            x, y = torch.randn(300), torch.randn(300)
+            s = run(x, y)
+            out.append({"add": add.best_config.kwargs["BLOCK_SIZE"], "runs": run.last_runs,
+                        "correct": bool(torch.equal(s, x + y))})
+        except Exception as exc:
+            out.append({"error": type(exc).__name__, "message": str(exc)})
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    return {"steps": out}
+
+
 @triton.jit
 def block_sum_kernel(x_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
     """One partial sum per program: BLOCK_SIZE carries meaning (the agreement check must stop the tune)."""
@@ -275,7 +321,8 @@ def scenario_meaning(pg):
     return {"error": None, "untouched": bool((out == 5.0).all())}
 
 
-SCENARIOS = {"tune": scenario_tune, "contextual": scenario_contextual, "meaning": scenario_meaning}
+SCENARIOS = {"tune": scenario_tune, "contextual": scenario_contextual, "contextual_cache": scenario_contextual_cache,
+             "meaning": scenario_meaning}
 
 
 if __name__ == "__main__":

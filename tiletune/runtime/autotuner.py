@@ -8,13 +8,16 @@ semantics for each) with these additions:
   arguments) and the target give a ranked list of feasible tilings
   (:func:`tiletune.synthesis.synthesize`); ``hints`` adds values of non-tiling
   parameters, ``top_k`` caps the list;
-* the runtime is a row of stages, each in its own module: candidates
-  (:mod:`~tiletune.runtime.candidates`), the decision path shared with the
-  function and contextual tuners (:mod:`~tiletune.runtime.decision`: cache,
-  version policy, rank agreement, store), measuring
-  (:mod:`~tiletune.runtime.measure`: compile overlapped with timing, verify,
-  retime) and the measured search (:mod:`~tiletune.runtime.search`: adaptive
-  first batch, coordinate descent within the feasibility model);
+* the runtime is a row of stages, each a value built from explicit
+  arguments in its own module and composed here: candidates
+  (:class:`~tiletune.runtime.candidates.CandidatesStage` -> ``Candidates``),
+  the decision path shared with the function and contextual tuners
+  (:func:`tiletune.runtime.decision.decide`: cache, version policy, rank
+  agreement, store), measuring
+  (:class:`~tiletune.runtime.measure_stage.MeasureStage` -> ``Measured``:
+  compile overlapped with timing, verify, retime) and the measured search
+  (:mod:`~tiletune.runtime.strategies`: adaptive first batch, coordinate
+  descent within the feasibility model);
 * winners are cached on disk (:class:`tiletune.runtime.cache.TuningCache`),
   so the next process launches at once; every tuning is logged;
 * ``pg=`` (a ``torch.distributed`` process group, ``"default"``, or
@@ -39,7 +42,6 @@ from typing import Any, Callable, Dict, Mapping, Optional, Sequence
 
 import triton
 from triton.runtime.autotuner import Autotuner as _TritonAutotuner
-from triton.runtime.autotuner import Heuristics
 
 from tiletune.errors import TuningError
 
@@ -50,14 +52,21 @@ from . import protect as _protect
 from .binding import Binder, base_function, tensor_dtypes
 from . import isolate as _isolate
 from .cache_validate import kernel_entry_problems
-from .candidates import CandidatesStage, MetaParameterConflict
-from .env import env_on
+from .candidates import Candidates, CandidatesStage, MetaParameterConflict, agreed_candidates
 from . import live_kernel as _live
-from .measure import RETIME_ROUNDS, RETIME_TOP, MeasureStage
+from .compile_workers import CompileSession
+from .measure import RETIME_ROUNDS, RETIME_TOP
+from .measure_stage import BenchSettings, MeasureStage, kernel_call
+from .warm_start import warm_seeds
+from .wrapping import base_init_kwargs as _base_init_kwargs
+from .wrapping import check_wraps_jit as _check_wraps_jit
+from .wrapping import import_tuning_modules as _import_tuning_modules
+from .wrapping import innermost as _innermost
+from .wrapping import resolve_group
 from .report import TuningReport, config_str, config_to_dict
 from .search import resolve_search
 from .strategies import get_strategy
-from .side_effects import DefaultHooks
+from .side_effects import DefaultHooks, verify_targets
 from . import targets as _targets
 from .tuning_log import json_plain
 
@@ -74,31 +83,6 @@ __all__ += ["RETIME_TOP", "RETIME_ROUNDS"]
 #: of tuning in isolation.  Decided keys launch as usual.
 LAUNCH_CONTEXT: contextvars.ContextVar = contextvars.ContextVar("tiletune_launch_context", default=None)
 
-
-
-def resolve_group(pg: Any) -> Any:
-    """The process group a tuner agrees over: ``pg``; ``"default"`` -> the default group; ``None`` ->
-    the default group when ``TILETUNE_DIST=1``, else no agreement.
-
-    ``"default"`` (or ``TILETUNE_DIST=1``) without an initialised
-    torch.distributed means no agreement (a single process).
-    """
-    if pg is None:
-        if not env_on("TILETUNE_DIST"):
-            return None
-        pg = "default"
-    if isinstance(pg, str):
-        if pg.strip().lower() != "default":
-            raise TuningError(f"pg={pg!r} is not a process group; pass a torch.distributed ProcessGroup, "
-                              "'default' (the default group) or None")
-        try:
-            import torch.distributed as dist
-        except ImportError:
-            return None
-        if not (dist.is_available() and dist.is_initialized()):
-            return None
-        return dist.group.WORLD
-    return pg
 
 
 @dataclass
@@ -125,66 +109,11 @@ def _noop_post_hook(kwargs, exception):
 _jsonable = json_plain
 
 
-def _innermost(fn: Any) -> tuple[Any, list[str]]:
-    """The object under any ``Heuristics`` layers, and the parameters those set."""
-    names: list[str] = []
-    cur = fn
-    while isinstance(cur, Heuristics):
-        names.extend(cur.values.keys())
-        cur = cur.fn
-    return cur, names
-
-
-def _check_wraps_jit(fn: Any) -> None:
-    """Raise a clear TuningError unless ``fn`` is a jitted kernel (or heuristics over one)."""
-    from triton.runtime.jit import JITFunction
-
-    try:
-        from triton.runtime.interpreter import InterpretedFunction
-    except ImportError:  # pragma: no cover
-        InterpretedFunction = JITFunction  # type: ignore[misc,assignment]
-    inner, _ = _innermost(fn)
-    if isinstance(inner, (JITFunction, InterpretedFunction)):
-        return
-    name = getattr(base_function(fn), "__name__", repr(fn))
-    if isinstance(inner, _TritonAutotuner):
-        raise TuningError(
-            f"kernel {name!r}: autotune is applied twice (it wraps another autotuner); keep one "
-            "@tiletune.autotune / @triton.autotune directly above @triton.jit"
-        )
-    if inspect.isfunction(inner):
-        raise TuningError(
-            f"kernel {name!r}: autotune must wrap a @triton.jit function, but it got a plain Python "
-            "function; put @triton.jit directly under @tiletune.autotune(...) (decorators apply "
-            "bottom-up: @autotune, then optionally @triton.heuristics, then @triton.jit)"
-        )
-    raise TuningError(
-        f"kernel {name!r}: autotune must wrap a @triton.jit function (or @triton.heuristics over one), "
-        f"not a {type(inner).__name__}; put @triton.jit directly under the autotune decorator"
-    )
-
-
-def _base_init_kwargs(**kwargs: Any) -> dict:
-    """Keep only the keywords this Triton's Autotuner.__init__ accepts (they changed across versions)."""
-    try:
-        params = inspect.signature(_TritonAutotuner.__init__).parameters
-    except (TypeError, ValueError):  # pragma: no cover
-        return {}
-    return {k: v for k, v in kwargs.items() if k in params}
-
-
-def _import_tuning_modules() -> None:
-    """Import what a ``configs=[]`` tuning runs at its first launch (the source analysis with libcst and
-    networkx, the synthesis with Z3): at decoration, where a program pays its imports, rather than
-    inside the first launch it tunes (about 0.5 s on a fresh install that has no bytecode yet)."""
-    import importlib
-
-    for name in ("tiletune.analysis", "tiletune.synthesis", "tiletune.synthesis.request"):
-        importlib.import_module(name)
-
-
-class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
+class Autotuner(_TritonAutotuner):
     """Triton's ``Autotuner`` with synthesized configs, robust benchmarking and a disk cache.
+
+    It composes the stages (values built per launch, see :meth:`candidates_stage` and
+    :meth:`measure_stage`) and the decision path (:mod:`~tiletune.runtime.decision`).
 
     Public attributes kept from Triton: ``configs``, ``keys``, ``cache``
     (in-memory key -> Config), ``best_config``, ``configs_timings``,
@@ -298,7 +227,9 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
             get_strategy(resolve_search(search).strategy)
         self.search = search
         self.search_breadth = 1.0
-        self._synthesis: Any = None
+        self._synthesis: Any = None  # the last synthesis's context (the candidates stage's result)
+        self.ir_reading: Any = None  # the IR oracle's reading of the last synthesis
+        self._method_used = "none"  # the last tuning's benchmark method
         self.search_facts: Dict[str, Any] = {}  # what the last tuning's search did (first batch, descent)
         # distributed: the group is resolved at tuning time (it may be initialised after decoration)
         self.pg = pg
@@ -426,6 +357,89 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
             self._disk = TuningCache(self.kernel_name, self._identity(), kind="kernel",
                                      fingerprint=environment_fingerprint(target_name))
         return self._disk
+
+    # ================================================================ the stages, composed
+    def candidates_stage(self) -> CandidatesStage:
+        """The candidates stage of a launch, built from this kernel's inputs (see :class:`CandidatesStage`)."""
+        return CandidatesStage(
+            self.kernel_name, self.fn, self.arg_names, self.keys, self._binder.constexpr, self._binder.defaults,
+            self._heuristics, self.spec, lambda: self._spec_error, self.resolved_target, configs=self.configs,
+            hints=self.hints, top_k=self.top_k, search=self.search, search_breadth=self.search_breadth,
+            early_config_prune=self.early_config_prune, perf_model=self.perf_model,
+            configs_top_k=self.configs_top_k, noted=self._noted_fixed, nargs=self.nargs)
+
+    def _candidates(self, bound: Dict[str, Any], kwargs: Dict[str, Any], launch_const: Mapping[str, Any],
+                    dtypes: Mapping[str, str], report: TuningReport) -> list:
+        """Run the candidates stage for one launch; keep its synthesis context, IR reading and breadth."""
+        got: Candidates = self.candidates_stage().run(bound, kwargs, launch_const, dtypes, report)
+        if got.synthesis is not None:
+            self._synthesis = got.synthesis
+        if got.ir_reading is not None:
+            self.ir_reading = got.ir_reading
+        self.search_breadth = got.search_breadth
+        return got.configs
+
+    def _synthesize(self, bound: Dict[str, Any], kwargs: Dict[str, Any], launch_const: Mapping[str, Any],
+                    dtypes: Mapping[str, str], report: TuningReport) -> list:
+        """The synthesized candidates of one launch (``configs=[]``)."""
+        return self._candidates(bound, kwargs, launch_const, dtypes, report)
+
+    def prune_configs(self, kwargs: Dict) -> list:
+        """Triton's pruning (``early_config_prune``, then ``perf_model`` + ``top_k``) over ``self.configs``."""
+        return self.candidates_stage().prune_configs(kwargs)
+
+    def _check_grid(self, grid: Any, bound: Mapping[str, Any], configs: list) -> None:
+        """The grid rules over a candidate list (:meth:`CandidatesStage._check_grid`)."""
+        self.candidates_stage()._check_grid(grid, bound, configs)
+
+    def _checked_names(self, bound: Mapping[str, Any]) -> list:
+        """The tensor arguments whose contents the agreement check and ``verify`` compare (and snapshot):
+        :func:`~tiletune.runtime.side_effects.verify_targets` over the analysis's stored and atomic pointers."""
+        spec = self.spec()
+        stored = [] if spec is None else list(spec.stored_pointers) + list(spec.atomic_pointers)
+        return verify_targets(bound, self.reset_to_zero, self.restore_value, stored)
+
+    def _kernel_call(self, args: tuple, kwargs: Dict[str, Any], config: Config,
+                     grab: Optional[Callable[[], None]] = None) -> Callable[[], None]:
+        """One benchmarked launch of ``config`` with the hooks in place now (:func:`~tiletune.runtime.measure.kernel_call`)."""
+        return kernel_call(self.fn, self.arg_names, self.pre_hook, self.post_hook, args, kwargs, config, grab)
+
+    def measure_stage(self, problem: Any = None, pg: Any = None) -> MeasureStage:
+        """The measure stage of a key, built from this kernel's inputs (see :class:`MeasureStage`)."""
+        return MeasureStage(
+            self.kernel_name, self.fn, self._kernel_call, self._checked_names,
+            lambda full_nargs: self.pre_hook(full_nargs, reset_only=True), self.arg_names,
+            bench=BenchSettings(self._do_bench, self.num_warmups, self.num_reps, self.bench_method,
+                                self.use_cuda_graph),
+            verify=self.verify, hints=self.hints, shard=self.shard, search=self.search, top_k=self.top_k,
+            synthesize_configs=self.synthesize_configs, synthesis=self._synthesis,
+            search_breadth=self.search_breadth, seeds=lambda add: warm_seeds(self, problem, add, pg))
+
+    def _search(self, args: tuple, kwargs: Dict[str, Any], problem: _Problem, pg: Any,
+                started: Optional[float] = None) -> tuple:
+        """Tune one key: the candidates stage, then the measure stage; ``(winner, extra facts)``.
+
+        ``started``: when this first tune began on the measuring clock (binding,
+        analysis and the cache lookup before the search count against its time
+        budget); default now."""
+        with CompileSession() as session:  # child processes that compile for every batch of this search
+            t_begin = _bench.clock()  # the measuring clock: the search's time budget reads it too
+            t_start = t_begin if started is None else min(started, t_begin)
+            stage: Dict[str, MeasureStage] = {}
+
+            def build() -> tuple:
+                configs = self._candidates(problem.bound, kwargs, problem.launch_const, problem.dtypes,
+                                           problem.report)
+                self._check_grid(kwargs.get("grid"), problem.bound, configs)
+                stage["measure"] = self.measure_stage(problem, pg)  # after synthesis: its context and breadth
+                return configs, stage["measure"].bench_fn(problem.report)
+
+            configs, bench = agreed_candidates(build, pg, self.kernel_name)
+            measure = stage["measure"]
+            self._method_used = measure.method_used
+            got = measure.run(configs, bench, args, kwargs, problem, pg, session, (t_start, t_begin, _bench.clock()))
+        self.configs_timings, self.bench_time, self.search_facts = got.timings, got.seconds, got.facts
+        return got.winner, got.extra
 
     # ================================================================ tuning (once per key)
     def _tune(self, key: tuple, args: tuple, kwargs: Dict[str, Any]) -> tuple:
@@ -609,15 +623,19 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
         finally:
             self.nargs = None
 
-    def cached_choice(self, problem: _Problem, candidates: Sequence[Config]) -> tuple:
-        """``(index into candidates or None, strict-mode refusal or None)`` from this process's disk cache
-        (stages 1-5 of the decision path; the context agrees over its group itself)."""
-        choice, refused = _decision.lookup(self._decision(problem, None), self._match)
-        if choice is not None:
-            for i, c in enumerate(candidates):
+    def cache_decision(self, problem: _Problem, candidates: Sequence[Config]) -> tuple:
+        """``(Decision, match)`` of a launch the contextual tuner decides: this kernel's cache, entry key and
+        entry checks (the context sets its group and what its ranks agree on); ``match(entry)`` is the index
+        of the cached config among ``candidates``, None when it is not one of them."""
+
+        def match(entry: Mapping[str, Any]) -> Optional[int]:
+            choice = self._match(entry)
+            for i, c in enumerate(candidates if choice is not None else ()):
                 if _jsonable(config_to_dict(c)) == choice:
-                    return i, None
-        return None, refused
+                    return i
+            return None
+
+        return self._decision(problem, None), match
 
     def launch_config(self, config: Config, args: tuple, kwargs: Dict[str, Any]) -> Any:
         """Launch ``config`` as a tuned launch does (its pre_hook, then the kernel)."""
@@ -628,8 +646,9 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
         return self.fn.run(*args, **kwargs, **config_kwargs)
 
     def adopt(self, key: tuple, problem: _Problem, config: Config, timings: Mapping[Config, Optional[float]],
-              *, status: str, extra: Optional[Dict[str, Any]] = None) -> None:
-        """Take ``config`` as the winner of ``key`` (memory, disk cache after a tuning, report)."""
+              *, status: str, extra: Optional[Dict[str, Any]] = None, decision: Any = None) -> None:
+        """Take ``config`` as the winner of ``key`` (memory, disk cache after a tuning, report); a tuned winner
+        is stored by ``decision`` (the one the context decided the key with; default: this kernel's)."""
         if status.startswith("tuned"):
             self.configs_timings = {c: [t, t, t] for c, t in timings.items() if t is not None}
             self._method_used = "contextual"
@@ -638,7 +657,7 @@ class Autotuner(CandidatesStage, MeasureStage, _TritonAutotuner):
                     problem.report.candidate(c, t)
             entry = self._entry(config, extra)
             if entry is not None:
-                _decision.store(self._decision(problem, None), entry)
+                _decision.store(decision if decision is not None else self._decision(problem, None), entry)
         self._adopt(key, problem, config, status=status, extra=extra)
         self.best_config = config
 

@@ -6,22 +6,26 @@ with ``hints`` values and Triton's own pruning (``prune_configs_by``) applied.
 Explicit configs: Triton's pruning over them.  Then the grid rules: a
 launch grid that cannot follow a tuned tile is an error naming the fix.
 
-:class:`CandidatesStage` is mixed into :class:`tiletune.runtime.autotuner.Autotuner`
-(it reads the tuner's ``spec()``, ``resolved_target()``, ``hints``,
-``top_k``, ``search`` policy and binder).
+:class:`CandidatesStage` is a value: it is built from what it needs (the
+kernel, its analysis, the user's configs, pruning, hints, ``top_k`` and
+``search``, the target, the search breadth) and :meth:`CandidatesStage.run`
+returns a :class:`Candidates` (the list, the synthesis context the search
+reuses, the IR oracle's reading, the breadth).  It reads no tuner's
+attributes; :class:`tiletune.runtime.autotuner.Autotuner` builds one per launch.
 """
 
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 import triton
 
 from tiletune.errors import TiletuneWarning, TuningError
 
 from . import bench as _bench
+from . import distributed as _dd
 
 from .notices import user_stacklevel, warn_missing_key, warn_untuned
 from .binding import synthesis_shapes
@@ -29,7 +33,8 @@ from .parallel_compile import describe_error
 from .report import TuningReport, config_str
 from .search import resolve_search
 
-__all__ = ["CandidatesStage", "MetaParameterConflict", "SynthesisContext", "incomplete_message"]
+__all__ = ["Candidates", "CandidatesStage", "MetaParameterConflict", "SynthesisContext", "agreed_candidates",
+           "incomplete_message"]
 
 Config = triton.Config
 
@@ -166,11 +171,73 @@ class _RecordingMeta(dict):
         return super().__contains__(k)
 
 
-class CandidatesStage:
-    """The candidate list of one key (mixed into the Autotuner)."""
+@dataclass
+class Candidates:
+    """What the candidates stage returns for one launch.
 
-    #: The IR oracle's reading of the last synthesis (:class:`tiletune.runtime.ir_oracle.OracleReading`).
+    ``configs``: the candidate list, ranked (synthesized) or as given
+    (pruned); ``synthesis``: what the synthesis worked from (the search's
+    feasibility check and costs), None for a hand list; ``ir_reading``: the
+    IR oracle's reading (:class:`tiletune.runtime.ir_oracle.OracleReading`)
+    or None; ``search_breadth``: the breadth the search uses (wider when the
+    analysis turned out incomplete); ``notes``: what the stage noted for this
+    launch (fixed parameters, the synthesis, dropped candidates), also in the
+    report it was given.
+    """
+
+    configs: List[Config]
+    synthesis: Optional[SynthesisContext] = None
     ir_reading: Any = None
+    search_breadth: float = 1.0
+    notes: List[str] = field(default_factory=list)
+
+
+@dataclass
+class CandidatesStage:
+    """The candidate list of one key, from explicit inputs (see the module docstring).
+
+    ``spec(constants)`` gives the kernel's analysis (None when it failed,
+    ``spec_error()`` then says why); ``target()`` the resolved target (asked
+    only when synthesizing); ``noted`` is the kernel's once-per-kernel memory
+    of what was already said (shared between launches, updated here);
+    ``nargs`` the launch's arguments by name (Triton's pruning reads them).
+    """
+
+    kernel_name: str
+    fn: Any
+    arg_names: Sequence[str]
+    keys: Sequence[str]
+    constexpr: Set[str]
+    defaults: Mapping[str, Any]
+    heuristics: Sequence[str]
+    spec: Callable[..., Any]
+    spec_error: Callable[[], Optional[BaseException]]
+    target: Callable[[], Any]
+    configs: List[Config] = field(default_factory=list)
+    hints: Mapping[str, List[Any]] = field(default_factory=dict)
+    top_k: Optional[int] = None
+    search: Any = None
+    search_breadth: float = 1.0
+    early_config_prune: Optional[Callable] = None
+    perf_model: Optional[Callable] = None
+    configs_top_k: Any = 1.0
+    noted: Set[str] = field(default_factory=set)
+    nargs: Optional[Mapping[str, Any]] = None
+    #: set by a run: the synthesis context and the IR oracle's reading of this launch
+    _synthesis: Optional[SynthesisContext] = field(default=None, init=False, repr=False)
+    ir_reading: Any = field(default=None, init=False, repr=False)
+
+    @property
+    def synthesize_configs(self) -> bool:
+        """True for ``configs=[]`` (the stage synthesizes), False for a hand list."""
+        return not self.configs
+
+    def run(self, bound: Dict[str, Any], kwargs: Dict[str, Any], launch_const: Mapping[str, Any],
+            dtypes: Mapping[str, str], report: TuningReport) -> Candidates:
+        """The candidates of this launch (see :class:`Candidates`); notes and predictions go to ``report``."""
+        before = len(report.notes)
+        configs = self._candidates(bound, kwargs, launch_const, dtypes, report)
+        return Candidates(configs, self._synthesis, self.ir_reading, self.search_breadth, list(report.notes[before:]))
 
     # ---------------------------------------------------------------- candidates
     def _candidates(self, bound: Dict[str, Any], kwargs: Dict[str, Any], launch_const: Mapping[str, Any],
@@ -190,12 +257,13 @@ class CandidatesStage:
                     dtypes: Mapping[str, str], report: TuningReport) -> List[Config]:
         # specialised with the launch's constexpr values and None arguments: dead branches need nothing
         spec = self.spec({k: v for k, v in bound.items()
-                          if v is None or (k in self._binder.constexpr and isinstance(v, (bool, int, str)))})
+                          if v is None or (k in self.constexpr and isinstance(v, (bool, int, str)))})
         if spec is None:
+            error = self.spec_error()
             raise TuningError(
                 f"kernel {self.kernel_name!r}: configs=[] needs the kernel's source analysis, which failed "
-                f"({self._spec_error}); fix the kernel source or pass configs=[triton.Config(...), ...]"
-            ) from self._spec_error
+                f"({error}); fix the kernel source or pass configs=[triton.Config(...), ...]"
+            ) from error
         try:
             from tiletune.synthesis import required_shapes
             from tiletune.synthesis.request import RequestError, synthesis_request
@@ -213,7 +281,7 @@ class CandidatesStage:
         shapes = synthesis_shapes(self.kernel_name, required_shapes(spec), bound)
         from .grid_axes import grid_axis_shapes
 
-        target = self.resolved_target()
+        target = self.target()
         # the pool the measured search draws from: top_k= when given, else the search policy's size;
         # under an incomplete analysis (configs kept safe under the unknowns) more of them are measured
         breadth = self.search_breadth if spec.complete else max(self.search_breadth, INCOMPLETE_BREADTH)
@@ -224,23 +292,23 @@ class CandidatesStage:
             sized = grid_axis_shapes(kwargs.get("grid"), bound, [p.name for p in spec.tiling_params], self.hints)
             request = synthesis_request(spec, {**shapes, **sized}, dict(dtypes), target, hints=self.hints, top_k=top_k,
                                         front="runtime", launch_kwargs=list(launch_const),
-                                        defaults=self._binder.defaults, known={**bound, **launch_const},
+                                        defaults=self.defaults, known={**bound, **launch_const},
                                         meaning="measure", incomplete_top_k=wide)
         except RequestError as exc:
             raise TuningError(f"{exc} (at this launch)") from None
         verdict, fixed = request.verdict, request.fixed
         for name, why in verdict.fixed.items():
-            if name not in self._noted_fixed:
-                self._noted_fixed.add(name)
+            if name not in self.noted:
+                self.noted.add(name)
                 value = f" = {fixed[name]!r}" if name in fixed else ""
                 report.note(f"tiling parameter {name}{value} {why}: left out of the search")
-        warn_untuned(self.kernel_name, verdict, self.hints, self._noted_fixed, spec)
+        warn_untuned(self.kernel_name, verdict, self.hints, self.noted, spec)
         if not spec.complete:
             self._warn_incomplete(spec)
         missing_key = [s for s in shapes if s not in self.keys]
-        if missing_key and "missing_key" not in self._noted_fixed:
-            self._noted_fixed.add("missing_key")
-            warn_missing_key(self.kernel_name, missing_key, self.keys, self._noted_fixed)
+        if missing_key and "missing_key" not in self.noted:
+            self.noted.add("missing_key")
+            warn_missing_key(self.kernel_name, missing_key, self.keys, self.noted)
             report.note(f"synthesis depends on {', '.join(missing_key)}, which is not in key=; a change of it "
                         "will reuse the tuning of the first value")
         if not spec.complete:
@@ -250,7 +318,7 @@ class CandidatesStage:
                 spec = ir_spec
                 request = replace(request, spec=ir_spec)
         result = request.run(point_costs=True)
-        drop = set(launch_const) | set(self._heuristics)
+        drop = set(launch_const) | set(self.heuristics)
         configs: List[Config] = []
         costs: Dict[str, float] = {}
         seen = set()
@@ -273,7 +341,7 @@ class CandidatesStage:
             )
         # every constexpr must get a value from somewhere
         given = set(bound) | set(configs[0].kwargs)
-        unset = [n for n in self.arg_names if n in self._binder.constexpr and n not in given]
+        unset = [n for n in self.arg_names if n in self.constexpr and n not in given]
         if unset:
             configs = self._ir_tiling(bound, configs, unset, report)
             unset = [n for n in unset if n not in configs[0].kwargs]
@@ -395,10 +463,10 @@ class CandidatesStage:
     def _warn_incomplete(self, spec: Any) -> None:
         """Say once per kernel that its analysis is incomplete: what is unknown, what tiletune does about
         it and the fix that applies (:func:`incomplete_message`)."""
-        if "incomplete" in self._noted_fixed:
+        self.search_breadth = max(self.search_breadth, INCOMPLETE_BREADTH)  # every launch: the stage is per launch
+        if "incomplete" in self.noted:
             return
-        self._noted_fixed.add("incomplete")
-        self.search_breadth = max(self.search_breadth, INCOMPLETE_BREADTH)
+        self.noted.add("incomplete")
         from . import ir_oracle
 
         warnings.warn(incomplete_message(self.kernel_name, spec, ir_oracle.oracle_enabled(self.fn)),
@@ -491,3 +559,33 @@ class CandidatesStage:
                     f"parameter {name!r} (same grid {g0} for {name}={base_meta[name]} and {name}={other}); "
                     f"compute the grid from meta, e.g. lambda meta: (triton.cdiv({bound_to}, meta[{name!r}]),)"
                 )
+
+
+def agreed_candidates(build: Callable[[], Tuple[List[Config], Any]], pg: Any, kernel_name: str) -> Tuple[List[Config], Any]:
+    """``build()``'s ``(candidate list, benchmark function)``; with a group, the same list on every rank.
+
+    A rank whose ``build()`` raises (synthesis, pruning, grid rules) makes
+    every rank raise; lists that differ between ranks (a rank-dependent
+    prune) raise TuningError on every rank
+    (:func:`~tiletune.runtime.distributed.check_consistent` over their text).
+    """
+    active = _dd.is_active(pg)
+    error: Optional[BaseException] = None
+    configs: List[Config] = []
+    bench = None
+    try:
+        configs, bench = build()
+    except Exception as exc:
+        if not active:
+            raise
+        error = exc
+    if active:
+        errors = _dd.all_gather_json(None if error is None else f"{type(error).__name__}: {error}", pg)
+        if error is not None:
+            raise error
+        for r, e in enumerate(errors):
+            if e is not None:
+                raise TuningError(f"kernel {kernel_name!r}: tuning stopped because rank {r} could not "
+                                  f"build its candidate list: {e}")
+        _dd.check_consistent([str(c) for c in configs], pg, what=f"candidate list of kernel {kernel_name!r}")
+    return configs, bench

@@ -50,6 +50,7 @@ import os
 import statistics
 import threading
 import types
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -62,6 +63,8 @@ from .agreement import Checker, check_mode, differing
 from . import bench as _bench
 from . import distributed as _dd
 from .autotuner import LAUNCH_CONTEXT, Autotuner
+from . import decision as _decision
+from .decision import Decision
 from .report import config_str, config_to_dict
 from .tuning_log import json_plain
 
@@ -170,8 +173,9 @@ class _TiletuneKernel:
     def prepare(self, key: Any, args: tuple, kwargs: dict) -> Tuple[Any, List[Any]]:
         return self.tuner.tuning_problem(args, kwargs)
 
-    def cached(self, state: Any, candidates: Sequence[Any]) -> Tuple[Optional[int], Optional[str]]:
-        return self.tuner.cached_choice(state, candidates)
+    def decision(self, state: Any, candidates: Sequence[Any]) -> Tuple[Decision, Callable[[Any], Optional[int]]]:
+        """The kernel's own decision (its disk cache and entry checks) and the match onto ``candidates``."""
+        return self.tuner.cache_decision(state, candidates)
 
     def launch(self, config: Any, args: tuple, kwargs: dict) -> Any:
         return self.tuner.launch_config(config, args, kwargs)
@@ -187,8 +191,8 @@ class _TiletuneKernel:
         return {n: state.bound[n] for n in self.tuner._checked_names(state.bound)}
 
     def adopt(self, key: Any, state: Any, config: Any, timings: Dict[Any, Optional[float]], status: str,
-              extra: Dict[str, Any]) -> None:
-        self.tuner.adopt(key, state, config, timings, status=status, extra=extra)
+              extra: Dict[str, Any], decision: Optional[Decision] = None) -> None:
+        self.tuner.adopt(key, state, config, timings, status=status, extra=extra, decision=decision)
 
 
 class _TritonKernel:
@@ -216,8 +220,10 @@ class _TritonKernel:
         finally:
             self.tuner.nargs = None
 
-    def cached(self, state: Any, candidates: Sequence[Any]) -> Tuple[Optional[int], Optional[str]]:
-        return None, None  # Triton's disk cache is read by its own tuning only
+    def decision(self, state: Any, candidates: Sequence[Any]) -> Tuple[Decision, Callable[[Any], Optional[int]]]:
+        """No disk cache of tiletune's (Triton's own is read by its own tuning only): the decision path agrees
+        and tunes."""
+        return Decision(f"kernel {self.name!r}", None, ""), lambda entry: None
 
     def checker(self) -> None:
         return None  # the author's own list: not checked (as triton.autotune)
@@ -231,7 +237,7 @@ class _TritonKernel:
         return t.fn.run(*args, **kwargs, **config_kwargs)
 
     def adopt(self, key: Any, state: Any, config: Any, timings: Dict[Any, Optional[float]], status: str,
-              extra: Dict[str, Any]) -> None:
+              extra: Dict[str, Any], decision: Optional[Decision] = None) -> None:
         t = self.tuner
         t.configs_timings = {c: [v, v, v] for c, v in timings.items() if v is not None}
         if getattr(t, "cache_results", False) and status.startswith("tuned"):
@@ -294,6 +300,7 @@ class _Entry:
         self.samples: Dict[int, List[float]] = {i: [] for i in range(len(candidates))}
         self.errors: Dict[int, str] = {}
         self.decided: Optional[Any] = None  # set when not tuned here (cache hit, single config)
+        self.decision: Optional[Decision] = None  # how the key was decided; a tuned winner is stored by it
         self.key_json = json_plain(list(key) if isinstance(key, tuple) else key)
         self.checker: Optional[Checker] = None  # the agreement check (configs=[]), see _Session.check
         self.prints: Dict[int, Any] = {}  # candidate -> record of its outputs at its first launch
@@ -384,32 +391,23 @@ class _Session:
         """The first launch of (kernel, key): candidates, and whether a cached winner is reused."""
         kernel = _TiletuneKernel(tuner) if isinstance(tuner, Autotuner) else _TritonKernel(tuner)
         error: Optional[BaseException] = None
-        state, candidates, index, refused = None, [], None, None
+        state, candidates = None, []
         try:
             state, candidates = kernel.prepare(key, args, kwargs)
-            if len(candidates) > 1:
-                index, refused = kernel.cached(state, candidates)
         except Exception as exc:
             if not _dd.is_active(self.pg):
                 raise
-            error = exc
-        if _dd.is_active(self.pg):  # one exchange: the same decision and candidate list on every rank
-            problem = [kernel.name, json_plain(key), [config_str(c) for c in candidates],
-                       None if error is None else f"{type(error).__name__}: {error}"]
-            try:
-                index = _dd.agree_on_cached(index, self.pg, problem=problem, refused=refused,
-                                            what=f"contextual tuning of {self.name} (kernel {kernel.name!r})")
-            except TuningError:
-                if error is not None:
-                    raise error
-                raise
-            if error is not None:
-                raise error
-        elif refused is not None:
-            from .cache import StaleCacheEntryError
-
-            raise StaleCacheEntryError(refused)
+            error = exc  # raised on this rank by the decision path, after the ranks' one exchange
+        d, match = kernel.decision(state, candidates) if error is None else (Decision("", None, ""), None)
+        # the one decision path (runtime/decision.py): the kernel's cache lookup and checks (a single config has
+        # nothing to look up), rank 0's cached choice agreed over the group, with the same candidate list on
+        # every rank; the tuning is this session's runs, its winner stored with the same decision (settle)
+        d = replace(d, what=f"contextual tuning of {self.name} (kernel {kernel.name!r})", pg=self.pg,
+                    problem=[kernel.name, json_plain(key), [config_str(c) for c in candidates]],
+                    cache=d.cache if len(candidates) > 1 else None)
+        index = _decision.decide(d, match, None, failed=error).choice
         entry = _Entry(kernel, key, state, candidates, self.step)
+        entry.decision = d
         entry.checker = kernel.checker() if len(candidates) > 1 else None
         self.entries[(id(tuner), key)] = entry
         if len(candidates) == 1:
@@ -470,7 +468,7 @@ class _Session:
             if world > 1:
                 extra.update({"world_size": world, "rank": rank})
             e.kernel.adopt(e.key, e.state, e.candidates[best], dict(zip(e.candidates, times)), "tuned (contextual)",
-                           extra)
+                           extra, decision=e.decision)
             for i in range(n):
                 lines.append({
                     "function": self.name, "kernel": e.kernel.name, "key": e.key_json,

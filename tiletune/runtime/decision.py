@@ -19,15 +19,19 @@ stages, each written once here:
 7. **tune** (the tuner's own measuring), then **store** the winner and
    **log** the outcome (:func:`store`, :func:`log`).
 
-:func:`decide` runs 1-7; :func:`lookup` (1-5) and :func:`agree` (6) are
-separate for the contextual tuner, which tunes many kernels inside one run.
+:func:`decide` runs 1-7a for all three tuners (the kernel tuner's
+``Autotuner._tune``, ``FunctionTuner._resolve``, the contextual tuner's
+first launch of each kernel and key); :func:`lookup` (1-5) and :func:`agree`
+(6) are its parts.  The contextual tuner tunes across runs of its function,
+so it passes no ``tune`` and stores its winners with :func:`store` on the
+same :class:`Decision` when it settles.
 """
 
 from __future__ import annotations
 
 import contextlib
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, Tuple
 
@@ -207,17 +211,38 @@ def first_cached_launch(what: str, where: Any, key: Any, config: Any, launch: Ca
 
 
 def decide(d: Decision, match: Callable[[Mapping[str, Any]], Any],
-           tune: Callable[[], Tuple[Any, Optional[Mapping[str, Any]], Dict[str, Any]]]) -> Decided:
-    """Stages 1-7a for one key: a cached choice (agreed over ``d.pg``), or ``tune()``'s, stored.
+           tune: Optional[Callable[[], Tuple[Any, Optional[Mapping[str, Any]], Dict[str, Any]]]],
+           *, failed: Optional[BaseException] = None) -> Decided:
+    """Stages 1-7a for one key, the same for the kernel, function and contextual tuners: a cached choice
+    (agreed over ``d.pg``), or ``tune()``'s, stored.
 
     ``tune()`` returns ``(choice, cache entry or None, extra facts)``; the
-    entry is stored when the decision has a cache.  Logging is left to the
-    caller (:func:`log`), which knows its record's shape.
+    entry is stored when the decision has a cache.  ``tune=None``: the caller
+    tunes later and stores its winner with :func:`store` on the same
+    decision (the contextual tuner, which tunes across runs of its function):
+    a miss returns ``Decided(None, "to tune")``.  ``failed``: this rank could
+    not prepare the key (its candidate list); the lookup is skipped but the
+    agreement still runs, so no rank of the group waits for it, and then
+    every rank raises (this one ``failed``, the others the agreement's
+    TuningError).  Logging is left to the caller (:func:`log`), which knows
+    its record's shape.
     """
-    choice, refused = lookup(d, match)
-    cached = agree(d, choice, refused)
+    from tiletune.errors import TuningError
+
+    choice, refused = (None, None) if failed is not None else lookup(d, match)
+    agreed = d if failed is None else replace(d, problem=[d.problem, f"{type(failed).__name__}: {failed}"])
+    try:
+        cached = agree(agreed, choice, refused)
+    except TuningError:
+        if failed is not None:
+            raise failed
+        raise
+    if failed is not None:
+        raise failed
     if cached is not None:
         return Decided(cached, "cache hit")
+    if tune is None:
+        return Decided(None, "to tune")
     choice, entry, extra = tune()
     if entry is not None:
         store(d, entry)

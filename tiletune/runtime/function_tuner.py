@@ -350,16 +350,18 @@ class FunctionTuner:
         key_str = entry_key({"key": material, "world_size": world})
         cands = self._pruned(args, kwargs)
         d = self._decision(key_str, cands, pg)
-        choice, refused = decision.lookup(d, self._match(cands)) if cands else (None, None)
-        cached = decision.agree(d, choice, refused)
-        if not cands:
-            raise TuningError(
-                f"tiletune: {self.name}: prune_fn rejected every one of the {len(self.config_space)} configs "
-                f"for key {material!r}; relax prune_fn or add configs"
-            )
-        if cached is not None:
-            return int(cached)  # rank 0's cached winner, so that all ranks agree
-        return self._tune(d, material, cands, args, kwargs, pg, verbose, world, rank)
+
+        failed = None if cands else TuningError(
+            f"tiletune: {self.name}: prune_fn rejected every one of the {len(self.config_space)} configs "
+            f"for key {material!r}; relax prune_fn or add configs"
+        )
+        # the one decision path: lookup, validation, agreement over pg (rank 0's cached winner), tune, store
+        decided = decision.decide(d, self._match(cands),
+                                  lambda: self._tune(material, cands, args, kwargs, pg, verbose, world, rank),
+                                  failed=failed)
+        if decided.status == "tuned":
+            self._log(material, cands, *decided.extra["log"])
+        return int(decided.choice)
 
     # ---------------------------------------------------------------- tuning
 
@@ -375,7 +377,6 @@ class FunctionTuner:
 
     def _tune(
         self,
-        d: Any,
         material: Any,
         cands: List[int],
         args: tuple,
@@ -384,7 +385,8 @@ class FunctionTuner:
         verbose: bool,
         world: int,
         rank: int,
-    ) -> int:
+    ) -> Tuple[int, Optional[dict], Dict[str, Any]]:
+        """Time the candidates (agreed over ``pg``); ``(winner index, cache entry or None, facts for the log)``."""
         restorer = _Restorer(self.fn, self.restore_args, args, kwargs, self.name)
         bench = self._bench()
         labels = [self._labels[i] for i in cands]
@@ -460,22 +462,17 @@ class FunctionTuner:
                 flush=True,
             )
         timings = [{"config": self._materials[c], "ms": agreement.times[j]} for j, c in enumerate(cands)]
-        from tiletune.runtime import decision
-
+        entry = None
         if self.cache_results:
-            decision.store(
-                d,
-                {
-                    "config": self._materials[winner],
-                    "time_ms": best_ms,
-                    "timings_ms": timings,
-                    "world_size": world,
-                    "sharded": self.shard and world > 1,
-                    "method": getattr(bench, "method", "wall") if bench is not None else "wall",
-                },
-            )
-        self._log(material, cands, timings, agreement, winner, wall_s, world, rank)
-        return winner
+            entry = {
+                "config": self._materials[winner],
+                "time_ms": best_ms,
+                "timings_ms": timings,
+                "world_size": world,
+                "sharded": self.shard and world > 1,
+                "method": getattr(bench, "method", "wall") if bench is not None else "wall",
+            }
+        return winner, entry, {"log": (timings, agreement, winner, wall_s, world, rank)}
 
     def _log(
         self, material: Any, cands: List[int], timings: list, agreement: Any, winner: int, wall_s: float,
