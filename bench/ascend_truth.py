@@ -24,11 +24,12 @@ Writes ``bench/results/ascend_truth.{json,md}``.  Needs the dev corpus
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
+import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
@@ -40,8 +41,9 @@ from tiletune.analysis import analyze_file  # noqa: E402
 from tiletune.analysis.expr import const, esize_symbol  # noqa: E402
 from tiletune.analysis.model import DTYPE_BYTES  # noqa: E402
 from tiletune.synthesis import check_config  # noqa: E402
-from tiletune.synthesis.constraints.ascend import sub_blocks  # noqa: E402
+from tiletune.synthesis.constraints.ascend import RETRY_ENV, multibuffer_retry, sub_blocks  # noqa: E402
 from tiletune.synthesis.constraints.ascend_ub import ub_bytes, ub_floor  # noqa: E402
+from tiletune.synthesis.pipeline import _CHECK_MODELS  # noqa: E402
 from tiletune.synthesis.targets import get_target  # noqa: E402
 
 TRUTH = ROOT / "tests" / "data" / "ascend_truth.json"
@@ -50,26 +52,6 @@ LIGER_SOURCE = "liger-kernel 0.8.5 ops/backends/_ascend launch-time block choice
 
 
 VLLM_PREFIX = "vllm-ascend:"
-_VLLM_IMPORT = "from vllm.triton_utils import tl, triton"
-
-
-def stage_vllm_file(root: Path, rel: str, into: Path) -> Path:
-    """A vllm-ascend kernel file as the analysis can read it, copied under ``into``.
-
-    vllm-ascend imports Triton through ``vllm.triton_utils`` (``from vllm.triton_utils
-    import tl, triton``: a re-export of ``triton`` and ``triton.language``); the analysis
-    reads kernels only where ``triton`` is imported directly, so the file's folder is copied
-    with that line written as the direct imports, on the same line (line numbers stay).
-    """
-    src = root / rel
-    dst = into / rel
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    for f in src.parent.glob("*.py"):
-        text = f.read_text(errors="replace")
-        lines = [("import triton; import triton.language as tl" if ln.strip() == _VLLM_IMPORT else ln)
-                 for ln in text.splitlines()]
-        (dst.parent / f.name).write_text("\n".join(lines) + "\n")
-    return dst
 
 
 def _path(file: str) -> Optional[Path]:
@@ -85,16 +67,15 @@ def _path(file: str) -> Optional[Path]:
 def entries(vllm_root: Optional[Path] = None) -> list[dict[str, Any]]:
     """The labelled entries: the JSON set, then liger's launch choices from the anchor data.
 
-    ``vllm-ascend:`` entries are read from ``vllm_root`` (staged by :func:`stage_vllm_file`);
-    without it they are skipped.
+    ``vllm-ascend:`` entries are read from ``vllm_root`` (their ``from vllm.triton_utils import tl,
+    triton`` is read as Triton's own modules); without it they are skipped.
     """
     data = json.loads(TRUTH.read_text())
     out = [dict(e, target=data["target"]) for e in data["entries"]]
     if vllm_root is not None:
-        staging = Path(tempfile.mkdtemp(prefix="tiletune-vllm-ascend-"))
         for e in out:
             if e["file"].startswith(VLLM_PREFIX) and (vllm_root / e["file"][len(VLLM_PREFIX):]).is_file():
-                e["abs"] = str(stage_vllm_file(vllm_root, e["file"][len(VLLM_PREFIX):], staging))
+                e["abs"] = str(vllm_root / e["file"][len(VLLM_PREFIX):])  # read as it is (vllm.triton_utils)
     anchor = json.loads(ANCHOR.read_text())
     for item in anchor["items"]:
         for i, cfg in enumerate(item["liger"]):
@@ -184,11 +165,37 @@ def check(entry: dict[str, Any], cache: dict) -> dict[str, Any]:
     if key not in cache:
         cache[key] = analyze_file(str(path)).kernel(entry["kernel"])
     spec = cache[key]
-    why = check_config(spec, entry["config"], None, None, entry["shapes"], entry["dtypes"], entry["target"])
+    with compiler(entry):
+        why = check_config(spec, entry["config"], None, None, entry["shapes"], entry["dtypes"], entry["target"])
     row.update(result="rejected" if why else "accepted", why=why)
     if why:
         row["cause"] = cause(spec, entry, why)
+    if "multibuffer_retry" in entry:
+        row["multibuffer_retry"] = entry["multibuffer_retry"]
     return row
+
+
+@contextlib.contextmanager
+def compiler(entry: dict[str, Any]):
+    """The compiler an entry was reported on: ``"multibuffer_retry": false`` (a bishengir-compile that
+    does not retry an overflowing plan without multibuffer) sets ``TILETUNE_ASCEND_MULTIBUFFER_RETRY=0``
+    while it is checked; other entries use the model's default.  ``check_config`` keeps the models it
+    built per kernel and sizes (the switch is read when a model is built), so they are dropped on the
+    way in and out."""
+    if "multibuffer_retry" not in entry:
+        yield
+        return
+    before = os.environ.get(RETRY_ENV)
+    os.environ[RETRY_ENV] = "1" if entry["multibuffer_retry"] else "0"
+    _CHECK_MODELS.clear()
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(RETRY_ENV, None)
+        else:
+            os.environ[RETRY_ENV] = before
+        _CHECK_MODELS.clear()
 
 
 def _evaluate(e, entry: dict[str, Any]) -> Optional[int]:
@@ -219,7 +226,9 @@ def cause(spec, entry: dict[str, Any], why: list[str]) -> str:
     if not any(w.startswith("UB") for w in why):
         return "cube"
     t = get_target(entry["target"])
-    mb = 1 + int(bool(entry["config"].get("multibuffer", t.multibuffer_default)))
+    with compiler(entry):
+        retry = multibuffer_retry()  # a compiler that retries without multibuffer: one copy is the need
+    mb = 1 if retry else 1 + int(bool(entry["config"].get("multibuffer", t.multibuffer_default)))
     one = largest_tile(spec, entry, 1)
     if one is not None and one > t.ub_bytes:
         return "one tile"
@@ -230,7 +239,7 @@ def cause(spec, entry: dict[str, Any], why: list[str]) -> str:
         return "cube"  # L1 / L0C reject it whatever the UB plan
     plan = ub_bytes(spec, entry["dtypes"], const(1))
     single = _evaluate(plan, entry) if plan is not None else None
-    if single is not None and (single // sub_blocks(t) if spec.dots else single) <= t.ub_bytes:
+    if not retry and single is not None and (single // sub_blocks(t) if spec.dots else single) <= t.ub_bytes:
         return "multibuffer"
     return "plan"
 

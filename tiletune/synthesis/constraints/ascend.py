@@ -12,12 +12,13 @@ Hard constraints (a config that breaks one cannot run):
   the cube tiles stay in L1/L0C, and the vector part is split over the two
   vector cores of an AI core (sub-block binding), so each UB holds half of it.
 * **L1** (``l1``): the cube operand tiles.
-* **multibuffer**: the second copies count (Triton-Ascend 3.2.0 + CANN
-  8.5.0 fail on them, ``RULES["multibuffer"]``); with
-  ``TILETUNE_ASCEND_MULTIBUFFER_RETRY=1`` (a bishengir that retries without
-  multibuffer) the hard limits count one copy and ``ub.multibuffer`` /
+* **multibuffer**: the hard limits count one copy of each buffer
+  (bishengir-compile retries an overflowing Triton kernel without
+  multibuffer, ``RULES["multibuffer"]``); ``ub.multibuffer`` /
   ``l1.multibuffer`` (``check=False``) steer the synthesis away from a
-  multibuffer the compiler would drop.
+  multibuffer the compiler would drop.  With
+  ``TILETUNE_ASCEND_MULTIBUFFER_RETRY=0`` (an older compiler that fails on
+  the second copies, CANN 8.5.0) they count as hard.
 * **L0C** (``l0c``): the dot accumulators.
 * **cube fractals**: ``tl.dot``'s m, n, k are multiples of the cube fractal
   (16, k 32 for int8).
@@ -67,8 +68,13 @@ RULES: dict[str, str] = {
     "ub.floor": (
         "where the compiler's plan cannot be replayed (a helper the analysis does not follow, a tile of "
         "unknown shape), only a lower bound rejects: every vector tile is one memref allocated whole in UB "
-        "(PlanMemory.cpp: one offset per memref.alloc, no spilling), a GM->UB load in an scf.for taking its "
-        "multi_buffer copies; the analysis' live tiles without reuse over-count and only steer the synthesis"
+        "(PlanMemory.cpp: one offset per memref.alloc, no spilling; 'ub overflow, requires N bits', l.1534), "
+        "and nothing splits a Triton tile into UB-sized pieces: for a Triton kernel (enable-triton-kernel-"
+        "compile) the HFusion auto-schedule, BiShengIR's tiling of vector ops, is skipped (AscendNPU-IR "
+        "lib/Dialect/HFusion/Pipelines/HFusionPipelines.cpp buildHFusionPipelines l.292-303), so the user "
+        "splits (Triton-Ascend programming_guide.md 'How Do I Avoid UB Overflow': 'reduce the amount of data "
+        "transferred at a time and use the for loop'); the analysis' live tiles without reuse over-count and "
+        "only steer the synthesis"
     ),
     "ub.mix": (
         "in a tl.dot (mix cube+vector) kernel the operands are moved GM->L1 for the cube (ND2NZ, "
@@ -83,17 +89,28 @@ RULES: dict[str, str] = {
         "MarkMultiBuffer<ND2NZOp>)"
     ),
     "multibuffer": (
-        "multibuffer's second copies count by default: Triton-Ascend 3.2.0 with CANN 8.5.0 fails with "
-        "'requires 3072000 bits' = 48000 x 32 bit x 2 and its maintainer puts the x 2 on the default "
-        "multibuffer (issue #302; its traceback, compiler.py l.549/l.778, is the 3.2.0 wheel's); a newer "
-        "bishengir-compile retries an overflowing compile with auto multi-buffer off ('Due to Ub overflow, "
-        "automatically set enable-code-motion to false, set enable-auto-multi-buffer to false', "
-        "modelscope/mcore-bridge issue #188; Triton-Ascend performance_guidelines.md l.17; PR #1458 prunes "
-        "multi_buffer marks), for which TILETUNE_ASCEND_MULTIBUFFER_RETRY=1 counts one copy.  Either way a "
-        "shipped autotune config proves nothing: Triton-Ascend 3.2.0's Autotuner._bench scores a config that "
-        "fails with MLIRCompilationError (UB overflow) as inf and moves on (runtime/autotuner.py l.191)"
+        "a multibuffer copy alone never makes a config fail: bishengir-compile retries a Triton kernel "
+        "whose plan overflows with enable-code-motion=false, then enable-auto-multi-buffer=false "
+        "(AscendNPU-IR lib/Tools/bishengir-compile/BiShengIRCompileMain.cpp registers UbOverflowRetryPolicy, "
+        "CbufOverflowRetryPolicy and CcOverflowRetryPolicy when enable-triton-kernel-compile, which "
+        "Triton-Ascend 3.2.0 always passes, compiler.py l.420; lib/Tools/RetriablePassManager/"
+        "OverFlowPolicyBase.cpp onFailure; in AscendNPU-IR since 4838854c6, 2026-05-19, released in v1.2.0; "
+        "the message 'Due to Ub overflow, automatically set enable-code-motion to false, set "
+        "enable-auto-multi-buffer to false' is RetriablePassManager.cpp's, seen from a shipped CANN in "
+        "modelscope/mcore-bridge issue #188), so only one copy of each buffer is a hard need.  An older "
+        "bishengir-compile (CANN 8.5.0 with Triton-Ascend 3.2.0) fails on the second copies: issue #302's "
+        "'requires 3072000 bits' = 48000 x 32 bit x 2, sgl-kernel-npu #477's 2097152 bits; for it "
+        "TILETUNE_ASCEND_MULTIBUFFER_RETRY=0 counts them.  A shipped autotune config proves nothing either way: "
+        "Triton-Ascend 3.2.0's Autotuner._bench scores a config that fails with MLIRCompilationError "
+        "(UB overflow) as inf and moves on (runtime/autotuner.py l.191)"
     ),
-    "l0c": "L0C holds the tl.dot accumulators (PlanMemory.cpp l0cSpaceSize = 128 KiB on 910B)",
+    "l0c": (
+        "L0C holds the tl.dot accumulators whole: the result (mC) of a local matmul is allocated in L0C "
+        "(AscendNPU-IR lib/Dialect/HIVM/Transforms/InferHIVMMemScope.cpp, inferAndPropagateMemScopeForLocalMatmulLike: "
+        "'operand mC should be in L0C') and planned there (PlanMemory.cpp l0cSpaceSize = 128 KiB on 910B, "
+        "'cc overflow' otherwise); no pass splits a dot's M x N into L0C-sized steps (TileBatchMMIntoLoop.cpp "
+        "loops over the batch only), and the overflow retry only drops multibuffer"
+    ),
     "l0": (
         "L0A/L0B are not planned per Triton tile: PlanMemory.cpp plans UB, L1 and L0C only, and the cube "
         "op (hivm mmadL1, operands in L1: AscendNPU-IR test 'test_mmadL1_no_loop' allocates a 256x128 "
@@ -161,14 +178,23 @@ def dot_rules(b, i: int, m: Expr, n: Expr, k: Expr, adt: str, bdt: str) -> None:
             )
 
 
-#: Environment switch: "1" for a CANN whose bishengir-compile retries an overflow without multibuffer.
+#: Environment switch: "0" for a bishengir-compile that does not retry an overflow without multibuffer
+#: (before AscendNPU-IR v1.2.0); unset or "1": the retrying compiler.
 RETRY_ENV = "TILETUNE_ASCEND_MULTIBUFFER_RETRY"
 
 
 def multibuffer_retry() -> bool:
-    """Whether the compiler drops multibuffer when it overflows (``RULES["multibuffer"]``): off (the
-    Triton-Ascend 3.2.0 + CANN 8.5.0 behaviour) unless ``TILETUNE_ASCEND_MULTIBUFFER_RETRY=1``."""
-    return os.environ.get(RETRY_ENV, "0") == "1"
+    """Whether the compiler drops multibuffer when a plan overflows (``RULES["multibuffer"]``): on (the
+    bishengir-compile of AscendNPU-IR v1.2.0 and later) unless ``TILETUNE_ASCEND_MULTIBUFFER_RETRY=0``.
+
+    Any other value is an error naming the variable and the values it takes.
+    """
+    value = os.environ.get(RETRY_ENV, "1").strip()
+    if value not in ("0", "1"):
+        raise ValueError(f"{RETRY_ENV}={value!r}: use 1 for a bishengir-compile that retries an overflowing "
+                         "plan without multibuffer (AscendNPU-IR v1.2.0 and later, the default) or 0 for an "
+                         "older one (CANN 8.5.0)")
+    return value == "1"
 
 
 def _ub_need(b, foot: dict[str, Expr], dots: list[DotTerm], stages: Expr) -> tuple[Expr, str, Optional[Expr]]:
