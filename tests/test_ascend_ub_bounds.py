@@ -89,3 +89,32 @@ def test_an_if_on_dtypes_keeps_only_the_side_triton_generates():
     bf16 = ub_bytes(spec, {"inp": "bf16", "out": "bf16"}, const(2)).evaluate(env)
     assert fp16 == 2 * m * n + 2 * m  # the loaded tile and its row max
     assert bf16 >= 2 * m * n + 4 * m * n  # bf16: the fp32 copy is made
+
+
+def test_an_accumulator_and_its_load_are_live_together_with_one_copy():
+    """amax's pattern: ``acc = tl.maximum(acc, x)`` reads both tiles, so both are in UB at once
+    whatever the compiler does with multibuffer (its overflow retry drops only the second copy)."""
+    from bench.ascend_truth import cause
+
+    spec = analyze_file(KERNELS).kernel("row_max_named_acc")
+    dt = _dtypes(spec, "fp32")
+    over = {"BLOCK_M": 16, "BLOCK_N": 2048}  # 128 KiB accumulator + 128 KiB load
+    assert check_config(spec, over, None, None, {}, dt, "ascend910b3") == [f"UB: needs {2 * 131072} B > {UB} B on ascend910b3"]
+    entry = {"config": over, "shapes": {}, "dtypes": dt, "target": "ascend910b3"}
+    assert cause(spec, entry, ["UB"]) == "plan"
+    assert check_config(spec, {"BLOCK_M": 8, "BLOCK_N": 2048}, None, None, {}, dt, "ascend910b3") == []
+
+
+def test_values_made_before_a_loop_and_used_after_it_live_through_it():
+    """Weight-norm backward's pattern: three per-row fp32 vectors made before the first pass and used
+    in the second are live during the first, beside its accumulator and its two loads."""
+    spec = analyze_file(KERNELS).kernel("two_pass_row_grad")
+    dt = _dtypes(spec, "fp32")
+    env = {"BLOCK_R": 32, "BLOCK_C": 512}
+    tile, vec = 32 * 512 * 4, 32 * 4
+    assert ub_bytes(spec, dt, const(1)).evaluate(env) == 3 * tile + 3 * vec  # acc, v, w + g, inv, inv3
+    assert check_config(spec, env, None, None, {}, dt, "ascend910b3") == [f"UB: needs {3 * tile + 3 * vec} B > {UB} B on ascend910b3"]
+    assert check_config(spec, {"BLOCK_R": 16, "BLOCK_C": 512}, None, None, {}, dt, "ascend910b3") == []
+    # fp16 pointers: the loads are cast up to fp32, and a cast's input lives while its output is written
+    f16 = _dtypes(spec, "fp16")
+    assert ub_bytes(spec, f16, const(1)).evaluate(env) == 3 * tile + tile // 2 + 3 * vec
