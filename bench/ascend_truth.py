@@ -43,7 +43,6 @@ from tiletune.analysis.model import DTYPE_BYTES  # noqa: E402
 from tiletune.synthesis import check_config  # noqa: E402
 from tiletune.synthesis.constraints.ascend import RETRY_ENV, multibuffer_retry, sub_blocks  # noqa: E402
 from tiletune.synthesis.constraints.ascend_ub import ub_bytes, ub_floor  # noqa: E402
-from tiletune.synthesis.pipeline import _CHECK_MODELS  # noqa: E402
 from tiletune.synthesis.targets import get_target  # noqa: E402
 
 TRUTH = ROOT / "tests" / "data" / "ascend_truth.json"
@@ -179,15 +178,13 @@ def check(entry: dict[str, Any], cache: dict) -> dict[str, Any]:
 def compiler(entry: dict[str, Any]):
     """The compiler an entry was reported on: ``"multibuffer_retry": false`` (a bishengir-compile that
     does not retry an overflowing plan without multibuffer) sets ``TILETUNE_ASCEND_MULTIBUFFER_RETRY=0``
-    while it is checked; other entries use the model's default.  ``check_config`` keeps the models it
-    built per kernel and sizes (the switch is read when a model is built), so they are dropped on the
-    way in and out."""
+    while it is checked; other entries use the model's default (``check_config``'s cached models are
+    keyed by the switch too)."""
     if "multibuffer_retry" not in entry:
         yield
         return
     before = os.environ.get(RETRY_ENV)
     os.environ[RETRY_ENV] = "1" if entry["multibuffer_retry"] else "0"
-    _CHECK_MODELS.clear()
     try:
         yield
     finally:
@@ -195,7 +192,6 @@ def compiler(entry: dict[str, Any]):
             os.environ.pop(RETRY_ENV, None)
         else:
             os.environ[RETRY_ENV] = before
-        _CHECK_MODELS.clear()
 
 
 def _evaluate(e, entry: dict[str, Any]) -> Optional[int]:
