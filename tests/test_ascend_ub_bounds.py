@@ -10,7 +10,8 @@ from tiletune.analysis import analyze_file
 from tiletune.analysis.expr import const
 from tiletune.synthesis import check_config
 from tiletune.synthesis.constraints.ascend import rule_of
-from tiletune.synthesis.constraints.ascend_ub import ub_bytes, ub_floor
+from tiletune.synthesis.explain import explain_config
+from tiletune.synthesis.constraints.ascend_ub import ub_bytes, ub_certain, ub_floor
 
 KERNELS = "tests/data/ascend_ub_patterns.py"
 UB = 196608  # ascend910b3
@@ -26,12 +27,14 @@ def test_a_named_accumulator_type_is_folded_like_triton():
     m, n = 16, 2048
     env = {"BLOCK_M": m, "BLOCK_N": n}
     fp16 = ub_bytes(spec, _dtypes(spec, "fp16"), const(2)).evaluate(env)
-    bf16 = ub_bytes(spec, _dtypes(spec, "bf16"), const(2)).evaluate(env)
+    bf16 = ub_certain(spec, _dtypes(spec, "bf16"), const(2)).evaluate(env)
     assert fp16 == 2 * m * n + 2 * (2 * m * n)  # fp16 accumulator + the loop's fp16 load, multibuffered
-    assert bf16 == 4 * m * n + 2 * (2 * m * n)  # the fp32 accumulator for bf16
+    assert bf16 == 4 * m * n + 2 * (2 * m * n)  # the fp32 accumulator for bf16 beside the load it reads
+    # the estimate adds the fp32 copy tl.maximum makes of the bf16 load (an implicit widening)
+    assert ub_bytes(spec, _dtypes(spec, "bf16"), const(2)).evaluate(env) == bf16 + 4 * m * n
     assert check_config(spec, env, None, None, {}, _dtypes(spec, "fp16"), "ascend910b3") == []
     # one copy of the load (the compiler retries an overflowing plan without multibuffer): 196608 B fits
-    assert ub_bytes(spec, _dtypes(spec, "bf16"), const(1)).evaluate(env) == UB
+    assert ub_certain(spec, _dtypes(spec, "bf16"), const(1)).evaluate(env) == UB
     assert check_config(spec, env, None, None, {}, _dtypes(spec, "bf16"), "ascend910b3") == []
     with compiler({"multibuffer_retry": False}):  # a compiler that does not retry: the copies count
         assert check_config(spec, env, None, None, {}, _dtypes(spec, "bf16"), "ascend910b3") == [
@@ -55,7 +58,9 @@ def test_an_unplanned_kernel_is_rejected_only_by_its_largest_tile():
 
 
 def test_the_floor_and_the_estimate_cite_their_rule():
-    assert "no spilling" in rule_of("ub.estimate") and "PlanMemory" in rule_of("ub.estimate")
+    assert "no spilling" in rule_of("ub.floor") and "PlanMemory" in rule_of("ub.floor")
+    assert "ranked lower" in rule_of("ub.estimate") and "binary_op_type_checking_impl" in rule_of("ub.estimate")
+    assert "iter arg" in rule_of("ub.certain") and "enable-code-motion" in rule_of("ub.certain")
 
 
 def test_an_index_loaded_as_a_scalar_leaves_addresses_metadata():
@@ -107,14 +112,23 @@ def test_an_accumulator_and_its_load_are_live_together_with_one_copy():
 
 def test_values_made_before_a_loop_and_used_after_it_live_through_it():
     """Weight-norm backward's pattern: three per-row fp32 vectors made before the first pass and used
-    in the second are live during the first, beside its accumulator and its two loads."""
+    in the second are live during the first, beside its accumulator and its two loads.  The
+    accumulator and the two loads it reads are certain; the per-row vectors are only estimated, so
+    a config over by them alone is kept, ranked lower and explained as a risk."""
     spec = analyze_file(KERNELS).kernel("two_pass_row_grad")
     dt = _dtypes(spec, "fp32")
     env = {"BLOCK_R": 32, "BLOCK_C": 512}
     tile, vec = 32 * 512 * 4, 32 * 4
     assert ub_bytes(spec, dt, const(1)).evaluate(env) == 3 * tile + 3 * vec  # acc, v, w + g, inv, inv3
-    assert check_config(spec, env, None, None, {}, dt, "ascend910b3") == [f"UB: needs {3 * tile + 3 * vec} B > {UB} B on ascend910b3"]
-    assert check_config(spec, {"BLOCK_R": 16, "BLOCK_C": 512}, None, None, {}, dt, "ascend910b3") == []
+    assert ub_certain(spec, dt, const(1)).evaluate(env) == 3 * tile == UB  # acc, v, w: fits exactly
+    assert check_config(spec, env, None, None, {}, dt, "ascend910b3") == []
+    lines = explain_config(spec, env, {}, dt, "ascend910b3")
+    assert len(lines) == 1 and lines[0].startswith(
+        f"UB may overflow: estimated {3 * tile + 3 * vec} B > {UB} B, certain {3 * tile} B fits")
+    big = {"BLOCK_R": 64, "BLOCK_C": 512}  # the certain tiles alone are twice the UB
+    assert check_config(spec, big, None, None, {}, dt, "ascend910b3") == [f"UB: needs {6 * tile} B > {UB} B on ascend910b3"]
+    assert explain_config(spec, {"BLOCK_R": 16, "BLOCK_C": 512}, {}, dt, "ascend910b3") == []
     # fp16 pointers: the loads are cast up to fp32, and a cast's input lives while its output is written
     f16 = _dtypes(spec, "fp16")
     assert ub_bytes(spec, f16, const(1)).evaluate(env) == 3 * tile + tile // 2 + 3 * vec
+    assert ub_certain(spec, f16, const(1)).evaluate(env) == 3 * tile  # acc and the fp32 v, w that v * w reads

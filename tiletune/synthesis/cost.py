@@ -75,7 +75,7 @@ import numpy as np
 from ..analysis.expr import NUM_STAGES
 from ..analysis.model import Role
 from .constraints import Model, evaluate
-from .ascend_cost import alignment_factor
+from .ascend_cost import alignment_factor, overflow_risk_factor
 from .enumerate import Table
 from .space import MULTIBUFFER, NUM_WARPS
 
@@ -308,6 +308,8 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
     prologues = np.where(resident > 1, 1.0, resident_waves)
     overhead = prologues * WAVE_S[fam] + resident_waves * trips * ITER_S[fam]
     slow = stage_f * warp_f * reg_f
+    if "ub_overflow_risk" in family_terms:  # estimated UB over, certain within: kept, ranked lower (ascend_cost.py)
+        slow = slow * overflow_risk_factor(model, env, n)
     cost = roofline * slow + overhead
     return {
         "cost": cost,

@@ -6,9 +6,14 @@ rule is in :data:`RULES` with its source; :mod:`..explain` quotes them.
 
 Hard constraints (a config that breaks one cannot run):
 
-* **UB** (``ub``): the peak of the vector buffers live at the same time,
-  counted as BiShengIR plans them (:mod:`.ascend_ub`; the analysis'
-  ``live_bytes`` where that cannot be done).  For ``tl.dot`` (mix) kernels
+* **UB** (``ub``): the vector buffers live at the same time, counted two
+  ways (:mod:`.ascend_ub` ``ub_bounds``): ``certain`` (the whole tiles one
+  operation reads and writes, with the loop-carried tiles around it; the
+  largest single tile where the plan cannot be replayed) rejects;
+  ``estimated`` (the full plan as BiShengIR makes it; the analysis'
+  ``live_bytes`` where that cannot be done) only ranks
+  (``footprint["ub_estimate"]``, :func:`..ascend_cost.overflow_risk_factor`)
+  and ``explain`` says "may overflow".  For ``tl.dot`` (mix) kernels
   the cube tiles stay in L1/L0C, and the vector part is split over the two
   vector cores of an AI core (sub-block binding), so each UB holds half of it.
 * **L1** (``l1``): the cube operand tiles.
@@ -49,11 +54,15 @@ from ...analysis.expr import NUM_STAGES, Expr, const, emax, sym
 from ...analysis.model import DTYPE_BYTES
 from ..model import Target
 from ..space import MULTIBUFFER
-from .ascend_ub import ub_bytes, ub_floor
+from .ascend_ub import ub_bounds, ub_floor
 from .core import Constraint, DotTerm
 from .preds import Pred
 
-__all__ = ["access_rules", "dot_rules", "capacity_rules", "buffer_stages", "sub_blocks", "RULES", "rule_of"]
+__all__ = ["UB_ESTIMATE", "access_rules", "dot_rules", "capacity_rules", "buffer_stages", "sub_blocks", "RULES", "rule_of"]
+
+#: The model's footprint entry for the ``estimated`` UB bytes per vector core (the full plan), next to the
+#: ``certain`` bytes the ``ub`` constraint rejects on.
+UB_ESTIMATE = "ub_estimate"
 
 #: Each capacity rule: what is counted, and where that comes from.
 RULES: dict[str, str] = {
@@ -75,6 +84,22 @@ RULES: dict[str, str] = {
         "splits (Triton-Ascend programming_guide.md 'How Do I Avoid UB Overflow': 'reduce the amount of data "
         "transferred at a time and use the for loop'); the analysis' live tiles without reuse over-count and "
         "only steer the synthesis"
+    ),
+    "ub.certain": (
+        "a config is rejected only on what certainly does not fit: the whole tiles one vector operation "
+        "reads and writes (its operands cannot be freed before it runs, whatever the plan: PlanMemory.cpp "
+        "MemLivenessAnalysis keeps an operand live to its last use) plus the loop-carried tiles of the loops "
+        "around it (an scf.for iter arg is live through every iteration; PlanMemory.cpp UpdateForOpBufferAlias), "
+        "each tile allocated whole (no spilling); the rest of the plan (which other tiles overlap, per-row "
+        "vectors, implicit widening copies) depends on code motion and reuse the compiler may do differently "
+        "(bishengir-compile retries an overflow with enable-code-motion=false, OverFlowPolicyBase.cpp), so it "
+        "only ranks"
+    ),
+    "ub.estimate": (
+        "the estimated UB (the full replayed plan: every buffer live at one statement, per-row vectors, the "
+        "fp32 copy Triton's binary_op_type_checking_impl makes of a narrower operand; the analysis' live tiles "
+        "where no plan can be replayed) is a risk, not a limit: a config whose estimate overflows while its "
+        "certain tiles fit is kept and ranked lower (ascend_cost.overflow_risk_factor)"
     ),
     "ub.mix": (
         "in a tl.dot (mix cube+vector) kernel the operands are moved GM->L1 for the cube (ND2NZ, "
@@ -128,7 +153,7 @@ def rule_of(name: str) -> Optional[str]:
     if base.endswith(".multibuffer"):
         base, extra = base[: -len(".multibuffer")], "; " + RULES["multibuffer"]
     if base.endswith(".estimate"):
-        base, extra = base[: -len(".estimate")], "; " + RULES["ub.floor"]
+        base, extra = base[: -len(".estimate")], "; " + RULES["ub.estimate"]
     if base == "ub:mix":
         return RULES["ub"] + "; " + RULES["ub.mix"] + extra
     rule = RULES.get(base.split(":")[0])
@@ -197,20 +222,26 @@ def multibuffer_retry() -> bool:
     return value == "1"
 
 
-def _ub_need(b, foot: dict[str, Expr], dots: list[DotTerm], stages: Expr) -> tuple[Expr, str, Optional[Expr]]:
-    """UB bytes per vector core with ``stages`` copies of the multibuffered buffers, how they were
-    counted, and -- when the plan cannot be made -- the analysis' over-count (else None).
+def _ub_need(b, foot: dict[str, Expr], dots: list[DotTerm], stages: Expr) -> tuple[Expr, str, Expr, bool]:
+    """UB bytes per vector core with ``stages`` copies of the multibuffered buffers: ``(certain, how they
+    were counted, estimated, planned)``.
 
-    Without a plan the hard need is :func:`.ascend_ub.ub_floor` (the largest tile, a lower bound:
-    ``RULES["ub.floor"]``); the over-count is only a preference for the synthesis.
+    ``certain`` rejects: with a replayed plan, the tiles every compiler path holds at one moment
+    (:func:`.ascend_ub.ub_bounds`); without one, the largest single tile (:func:`.ascend_ub.ub_floor`,
+    ``RULES["ub.floor"]``).  ``estimated`` only ranks (``RULES["ub.estimate"]``): the full plan, or
+    the analysis' live tiles without reuse where there is none (``planned`` False).
     """
     t = b.target
     halves = sub_blocks(t) if (dots and "dot_operand_bytes" in foot) else 1
     mix = f"; a mix kernel's vector part over {halves} sub-blocks" if halves > 1 else ""
-    planned = ub_bytes(b.spec, b.space.dtypes, stages)
-    vec = b.bind(planned) if planned is not None else None
-    if vec is not None:
-        return (vec // halves if halves > 1 else vec), "as the compiler plans them" + mix, None
+
+    def per_core(e: Expr) -> Expr:
+        return e // halves if halves > 1 else e
+
+    bounds = ub_bounds(b.spec, b.space.dtypes, stages)
+    bound = (b.bind(bounds[0]), b.bind(bounds[1])) if bounds is not None else (None, None)
+    if bound[0] is not None and bound[1] is not None:
+        return per_core(bound[0]), "the tiles live together on every plan" + mix, per_core(bound[1]), True
     raw = b.spec.footprint.live_bytes if b.spec.footprint is not None else None
     live = b.bind(raw.substitute({NUM_STAGES: stages})) if raw is not None else None
     live = live if live is not None else foot["live_bytes"]
@@ -218,8 +249,8 @@ def _ub_need(b, foot: dict[str, Expr], dots: list[DotTerm], stages: Expr) -> tup
         live = emax(live - foot["dot_operand_bytes"] * stages, foot.get("accumulator_bytes", const(0))) // halves
     floor = ub_floor(b.spec, b.space.dtypes, stages)
     floor = b.bind(floor) if floor is not None else None
-    floor = (floor // halves if halves > 1 else floor) if floor is not None else const(0)
-    return floor, "the largest single tile: the plan is unknown" + mix, live
+    floor = per_core(floor) if floor is not None else const(0)
+    return floor, "the largest single tile: the plan is unknown" + mix, live, False
 
 
 def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: list[Expr]) -> None:
@@ -236,17 +267,14 @@ def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: l
     mix = bool(dots and "dot_operand_bytes" in foot)
     if "live_bytes" in foot and t.ub_bytes:
         name = "ub:mix" if mix else "ub"
-        one, how, estimate = _ub_need(b, foot, dots, hard)
+        one, how, estimate, planned = _ub_need(b, foot, dots, hard)
         copies = "one copy of each buffer" if retry else "multibuffered copies counted"
         text = f"UB: live tiles {one} <= {t.ub_bytes} B per vector core ({how}; {copies})"
         b.add(Constraint.within(name, "capacity", one, t.ub_bytes, text, "UB"))
-        if estimate is not None:
-            text = (f"UB (estimate, the analysis' live tiles without reuse): {estimate} <= {t.ub_bytes} B "
-                    "(a preference: the compiler's plan is unknown, so it rejects nothing)")
-            b.add(Constraint.within(f"{name}.estimate", "capacity", estimate, t.ub_bytes, text, "UB estimate",
-                                    check=False, soft=True))
+        foot[UB_ESTIMATE] = estimate  # ranks (ascend_cost.overflow_risk_factor) and explains; rejects nothing
         if retry and (MULTIBUFFER in b.names or b.space.env.get(MULTIBUFFER, 0)):
-            two, how, _ = _ub_need(b, foot, dots, stages)
+            two, how, est2, planned = _ub_need(b, foot, dots, stages)
+            two = est2 if planned else two
             text = f"UB with multibuffer: {two} <= {t.ub_bytes} B (else the compiler drops the second copy)"
             b.add(Constraint.within(f"{name}.multibuffer", "capacity", two, t.ub_bytes, text, "UB with multibuffer",
                                     check=False, soft=True))
