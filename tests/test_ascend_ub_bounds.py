@@ -10,6 +10,7 @@ from tiletune.analysis import analyze_file
 from tiletune.analysis.expr import const
 from tiletune.synthesis import check_config
 from tiletune.synthesis.constraints.ascend import rule_of
+from tiletune.synthesis.ascend_cost import OVERFLOW_RISK
 from tiletune.synthesis.explain import explain_config
 from tiletune.synthesis.constraints.ascend_ub import ub_bytes, ub_certain, ub_floor
 
@@ -132,3 +133,45 @@ def test_values_made_before_a_loop_and_used_after_it_live_through_it():
     f16 = _dtypes(spec, "fp16")
     assert ub_bytes(spec, f16, const(1)).evaluate(env) == 3 * tile + tile // 2 + 3 * vec
     assert ub_certain(spec, f16, const(1)).evaluate(env) == 3 * tile  # acc and the fp32 v, w that v * w reads
+
+
+def test_a_config_that_may_overflow_is_kept_and_ranked_lower():
+    """Over on the estimated plan only (weight-norm backward's per-row vectors): the synthesis keeps the
+    config but ranks it below one that fits on both counts (ascend_cost.overflow_risk_factor)."""
+    from tiletune.synthesis import synthesize
+
+    spec = analyze_file(KERNELS).kernel("two_pass_row_grad")
+    dt = _dtypes(spec, "fp32")
+    res = synthesize(spec, {"M": 4096, "N": 4096}, dt, "ascend910b3",
+                     hints={"BLOCK_R": [16, 32], "BLOCK_C": [512]})
+    order = [c.kwargs["BLOCK_R"] for c in res.candidates]
+    assert 32 in order and 16 in order  # kept: a penalty, not a filter
+    assert order.index(16) < order.index(32)
+    risk = {c.kwargs["BLOCK_R"]: c.cost_terms["overflow_risk_factor"] for c in res.candidates}
+    assert risk == {16: 1.0, 32: OVERFLOW_RISK}
+
+
+def test_a_widened_operand_is_estimated_not_certain():
+    """``acc = tl.maximum(acc, x)`` with a bf16 ``x`` and an fp32 ``acc``: Triton casts ``x`` up first,
+    a tile of its own in the estimate; the certain count holds the tiles as written."""
+    spec = analyze_file(KERNELS).kernel("row_max_named_acc")
+    env = {"BLOCK_M": 16, "BLOCK_N": 1024}
+    tile = 16 * 1024
+    bf16 = _dtypes(spec, "bf16")
+    assert ub_bytes(spec, bf16, const(1)).evaluate(env) == 4 * tile + 2 * tile + 4 * tile
+    assert ub_certain(spec, bf16, const(1)).evaluate(env) == 4 * tile + 2 * tile
+    fp32 = _dtypes(spec, "fp32")  # nothing to widen
+    assert ub_bytes(spec, fp32, const(1)).evaluate(env) == ub_certain(spec, fp32, const(1)).evaluate(env) == 8 * tile
+
+
+def test_a_multibuffered_load_holds_both_slots_through_its_loop():
+    """Without the overflow retry, a loop's multibuffered load is one allocation of two slots made before
+    the loop (MLIR memref::multiBuffer): certain beside any operation of the loop, and nothing extra when
+    multibuffer is off."""
+    spec = analyze_file("tests/data/ascend_truth_kernels.py").kernel("bias_silu_rows")
+    dt = {"io_ptr": "bf16", "bias_ptr": "bf16"}
+    env = {"Y0BLOCK": 48, "Y0BLOCK_SUB": 1, "X1BLOCK_SUB": 16384, "y0_numel": 4096, "x1_numel": 16384}
+    tile = 16384
+    # a + b: both fp32 tiles (a's buffer, stored, two slots) and both bf16 loads' two slots
+    assert ub_certain(spec, dt, const(2)).evaluate(env) == 2 * 4 * tile + 4 * tile + 2 * (2 * 2 * tile)
+    assert ub_certain(spec, dt, const(1)).evaluate(env) == 2 * 4 * tile  # s and sigmoid(s)

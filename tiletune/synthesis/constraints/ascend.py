@@ -275,6 +275,8 @@ def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: l
         if retry and (MULTIBUFFER in b.names or b.space.env.get(MULTIBUFFER, 0)):
             two, how, est2, planned = _ub_need(b, foot, dots, stages)
             two = est2 if planned else two
+            if MULTIBUFFER in b.names:
+                two = two * sym(MULTIBUFFER)  # steers only the multibuffered points: the others are ranked
             text = f"UB with multibuffer: {two} <= {t.ub_bytes} B (else the compiler drops the second copy)"
             b.add(Constraint.within(f"{name}.multibuffer", "capacity", two, t.ub_bytes, text, "UB with multibuffer",
                                     check=False, soft=True))

@@ -289,7 +289,7 @@ def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[tuple[Ex
             sums.append(e)
     roots = list(members)
     hoisted = multi if not (stages.is_const and stages.value == 1) else set()
-    certain = _certain(g, order, pos, root, roots, spans, shp, in_loops, first_index, last_index, cube,
+    certain = _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_index, cube,
                        hoisted, stages)
     return certain, emax(certain, *sums)  # the estimate is never below what is certain
 
@@ -318,7 +318,7 @@ def _widened(g, order, attrs, root, shp, dt, dtypes, cube) -> list[tuple[int, Ex
     return out
 
 
-def _certain(g, order, pos, root, roots, spans, shp, in_loops, first_index, last_index, cube,
+def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_index, cube,
              hoisted: set, stages: Expr) -> Expr:
     """The ``certain`` side of :func:`ub_bounds`: the largest sum of whole tiles that are live together
     on every compiler path.
@@ -331,16 +331,13 @@ def _certain(g, order, pos, root, roots, spans, shp, in_loops, first_index, last
     before the loop (MLIR ``memref::multiBuffer``, mlir/lib/Dialect/MemRef/Transforms/MultiBuffer.cpp:
     the alloc is hoisted out of the loop with a leading dimension of the buffer count), so it is live
     through the loop too; it is counted as ``bytes x (stages - 1)``, nothing when multibuffer is off.
-    Only tiles with as many dimensions other than 1 as the kernel's largest count ("whole tiles": a
-    reduction's per-row vector, ``[BLOCK_R]`` or ``[BLOCK_R, 1]``, may be kept in registers or fused,
-    so it stays in ``estimated``); code motion, which could shorten other
+    Each tile counts its elements only (no 32-byte padding, no instruction scratch); a per-row vector
+    counts only where it is an operand or carried, never for living beside others; code motion, which could shorten other
     live ranges (the compiler's enable-code-motion, one of its overflow retries), cannot separate an
     operation from its operands.
     """
     index = {r: i for i, r in enumerate(roots)}
-    dims = {r: sum(1 for d in shp[r] if str(d) != "1") for r in roots}  # a [BLOCK_R, 1] column is per-row
-    top = max(dims.values())
-    whole = {r for r in roots if dims[r] == top}
+    whole = set(roots)
     carried: dict = {}
     slots: dict = {}
     for r in whole:
