@@ -175,3 +175,18 @@ def test_a_multibuffered_load_holds_both_slots_through_its_loop():
     # a + b: both fp32 tiles (a's buffer, stored, two slots) and both bf16 loads' two slots
     assert ub_certain(spec, dt, const(2)).evaluate(env) == 2 * 4 * tile + 4 * tile + 2 * (2 * 2 * tile)
     assert ub_certain(spec, dt, const(1)).evaluate(env) == 2 * 4 * tile  # s and sigmoid(s)
+
+
+def test_an_implicit_widening_is_a_cast_then_the_operation():
+    """``x * s / nrm`` with fp16 ``x`` and an fp32 ``nrm``: the division reads an fp32 copy of the
+    product, which the result may take in place; neither that copy nor such a result is certain, so
+    the fp16 product, the fp32 copy and the result are never counted together as certain."""
+    spec = analyze_file(KERNELS).kernel("scale_rows_by_norm")
+    dt = _dtypes(spec, "fp16")
+    env = {"BLOCK_R": 32, "BLOCK_C": 1024}
+    tile = 32 * 1024
+    # the fp32 result alone (an fp32 tile exists whichever buffer it is); x and s at x * s are less
+    assert ub_certain(spec, dt, const(1)).evaluate(env) == 4 * tile
+    assert ub_bytes(spec, dt, const(1)).evaluate(env) > UB  # the fp32 copy beside the product
+    assert check_config(spec, env, None, None, {"M": 4096, "N": 4096}, dt, "ascend910b3") == []
+    assert explain_config(spec, env, {"M": 4096, "N": 4096}, dt, "ascend910b3")[0].startswith("UB may overflow")

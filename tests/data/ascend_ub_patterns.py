@@ -94,3 +94,17 @@ def two_pass_row_grad(v_ptr, w_ptr, g_ptr, n_ptr, dv_ptr, M, N, BLOCK_R: tl.cons
         v = tl.load(v_ptr + rows * N + cols, mask=mask).to(tl.float32)
         w = tl.load(w_ptr + rows * N + cols, mask=mask).to(tl.float32)
         tl.store(dv_ptr + rows * N + cols, g * (w * inv - v * inv3 * vw), mask=mask)
+
+
+@triton.jit
+def scale_rows_by_norm(x_ptr, s_ptr, n_ptr, out_ptr, M, N, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """Rows scaled by a per-row factor and divided by an fp32 per-row norm: for 16-bit ``x`` the
+    division widens the product implicitly (the pattern of a weight-norm forward's second pass)."""
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)[:, None]
+    s = tl.load(s_ptr + rows, mask=rows < M)
+    nrm = tl.load(n_ptr + rows, mask=rows < M).to(tl.float32)
+    for start in range(0, N, BLOCK_C):
+        cols = start + tl.arange(0, BLOCK_C)[None, :]
+        x = tl.load(x_ptr + rows * N + cols, mask=(rows < M) & (cols < N))
+        y = x * s / nrm
+        tl.store(out_ptr + rows * N + cols, y, mask=(rows < M) & (cols < N))

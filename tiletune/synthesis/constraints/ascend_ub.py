@@ -282,20 +282,23 @@ def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[tuple[Ex
     for s in (x for x in sets if not any(x < o for o in sets)):
         e = total(spans[i][2] for i in sorted(s))
         at = [t for t in range(len(order)) if all(spans[i][0] <= t <= spans[i][1] for i in s)]
-        extra = [w for t, w in widened if t in at]
+        extra = [w for t, _, _, w in widened if t in at]
         if extra:
             e = e + emax(*extra)  # the implicit widened copy lives only at its own statement
         if e not in sums:
             sums.append(e)
     roots = list(members)
     hoisted = multi if not (stages.is_const and stages.value == 1) else set()
+    widens: dict = {}
+    for _, n, p, _ in widened:
+        widens.setdefault(n, set()).add(p)
     certain = _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_index, cube,
-                       hoisted, stages)
+                       hoisted, stages, widens)
     return certain, emax(certain, *sums)  # the estimate is never below what is certain
 
 
-def _widened(g, order, attrs, root, shp, dt, dtypes, cube) -> list[tuple[int, Expr]]:
-    """(statement index, bytes) of each implicit widening copy: an elementwise operation whose result
+def _widened(g, order, attrs, root, shp, dt, dtypes, cube) -> list[tuple[int, str, str, Expr]]:
+    """(statement index, node, widened operand, bytes) of each implicit widening copy: an elementwise operation whose result
     element is wider than a tile operand's (``acc += x``, fp16 ``x`` into an fp32 ``acc``) reads the
     operand through an ``arith.extf`` / ``arith.extsi`` of the operand's shape at the result's width
     (Triton ``semantic.binary_op_type_checking_impl`` casts both operands to the promoted type)."""
@@ -314,12 +317,12 @@ def _widened(g, order, attrs, root, shp, dt, dtypes, cube) -> list[tuple[int, Ex
             if narrow is None or narrow[2] is None or narrow[2] >= wide[2]:
                 continue
             numel = product(parse_expr(str(d)) for d in shp[p])
-            out.append((t, numel * wide[2]))
+            out.append((t, n, p, numel * wide[2]))
     return out
 
 
 def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_index, cube,
-             hoisted: set, stages: Expr) -> Expr:
+             hoisted: set, stages: Expr, widens: dict) -> Expr:
     """The ``certain`` side of :func:`ub_bounds`: the largest sum of whole tiles that are live together
     on every compiler path.
 
@@ -331,6 +334,10 @@ def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_inde
     before the loop (MLIR ``memref::multiBuffer``, mlir/lib/Dialect/MemRef/Transforms/MultiBuffer.cpp:
     the alloc is hoisted out of the loop with a leading dimension of the buffer count), so it is live
     through the loop too; it is counted as ``bytes x (stages - 1)``, nothing when multibuffer is off.
+    An operation that widens an operand implicitly (``widens``: node -> operands) is two steps, the
+    cast and the operation on the cast's copy; the copy, and a result that may be that copy reused in
+    place, are ``estimated`` only: the certain sets are the narrow operand (at the cast) and the other
+    operands with a result that is one of theirs in place (at the operation).
     Each tile counts its elements only (no 32-byte padding, no instruction scratch); a per-row vector
     counts only where it is an operand or carried, never for living beside others; code motion, which could shorten other
     live ranges (the compiler's enable-code-motion, one of its overflow retries), cannot separate an
@@ -353,17 +360,20 @@ def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_inde
     for n in order:
         if n in cube:
             continue
-        here = {root[p] for p in g.predecessors(n) if p in root}
-        if n in root:
+        wide = widens.get(n, set())
+        here = {root[p] for p in g.predecessors(n) if p in root and p not in wide}
+        if n in root and (not wide or root[n] in here):
             here.add(root[n])
-        here &= whole
+        groups = [here] + [{root[p]} for p in sorted(wide, key=str)]
+        around: set = set()
         extra: set = set()
         for L in in_loops(n):
-            here |= carried.get(L, set())
+            around |= carried.get(L, set())
             extra |= slots.get(L, set())
-        extra -= here
-        if len(here) + len(extra) > 1:
-            seen.add((frozenset(here), frozenset(extra)))
+        for grp in groups:
+            grp = (grp & whole) | around
+            if len(grp) + len(extra - grp) > 1:
+                seen.add((frozenset(grp), frozenset(extra - grp)))
     key = lambda r: index[r]  # noqa: E731
     for here, extra in seen:
         if any(here <= h and extra <= x and (here, extra) != (h, x) for h, x in seen):
