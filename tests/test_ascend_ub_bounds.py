@@ -149,6 +149,11 @@ def test_a_config_that_may_overflow_is_kept_and_ranked_lower():
     assert order.index(16) < order.index(32)
     risk = {c.kwargs["BLOCK_R"]: c.cost_terms["overflow_risk_factor"] for c in res.candidates}
     assert risk == {16: 1.0, 32: OVERFLOW_RISK}
+    from tiletune.synthesis.cli import format_python
+
+    text = format_python(res, explain=True)  # synth-configs --explain
+    flagged = [line for line in text.splitlines() if "UB may overflow" in line]
+    assert len(flagged) == 1 and "'BLOCK_R': 32" in flagged[0] and "estimated 196992 B" in flagged[0]
 
 
 def test_a_widened_operand_is_estimated_not_certain():
