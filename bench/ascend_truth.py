@@ -24,11 +24,12 @@ Writes ``bench/results/ascend_truth.{json,md}``.  Needs the dev corpus
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
+import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
@@ -40,8 +41,8 @@ from tiletune.analysis import analyze_file  # noqa: E402
 from tiletune.analysis.expr import const, esize_symbol  # noqa: E402
 from tiletune.analysis.model import DTYPE_BYTES  # noqa: E402
 from tiletune.synthesis import check_config  # noqa: E402
-from tiletune.synthesis.constraints.ascend import sub_blocks  # noqa: E402
-from tiletune.synthesis.constraints.ascend_ub import ub_bytes, ub_floor  # noqa: E402
+from tiletune.synthesis.constraints.ascend import RETRY_ENV, multibuffer_retry, sub_blocks  # noqa: E402
+from tiletune.synthesis.constraints.ascend_ub import ub_bytes, ub_certain, ub_floor  # noqa: E402
 from tiletune.synthesis.targets import get_target  # noqa: E402
 
 TRUTH = ROOT / "tests" / "data" / "ascend_truth.json"
@@ -50,26 +51,6 @@ LIGER_SOURCE = "liger-kernel 0.8.5 ops/backends/_ascend launch-time block choice
 
 
 VLLM_PREFIX = "vllm-ascend:"
-_VLLM_IMPORT = "from vllm.triton_utils import tl, triton"
-
-
-def stage_vllm_file(root: Path, rel: str, into: Path) -> Path:
-    """A vllm-ascend kernel file as the analysis can read it, copied under ``into``.
-
-    vllm-ascend imports Triton through ``vllm.triton_utils`` (``from vllm.triton_utils
-    import tl, triton``: a re-export of ``triton`` and ``triton.language``); the analysis
-    reads kernels only where ``triton`` is imported directly, so the file's folder is copied
-    with that line written as the direct imports, on the same line (line numbers stay).
-    """
-    src = root / rel
-    dst = into / rel
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    for f in src.parent.glob("*.py"):
-        text = f.read_text(errors="replace")
-        lines = [("import triton; import triton.language as tl" if ln.strip() == _VLLM_IMPORT else ln)
-                 for ln in text.splitlines()]
-        (dst.parent / f.name).write_text("\n".join(lines) + "\n")
-    return dst
 
 
 def _path(file: str) -> Optional[Path]:
@@ -85,16 +66,15 @@ def _path(file: str) -> Optional[Path]:
 def entries(vllm_root: Optional[Path] = None) -> list[dict[str, Any]]:
     """The labelled entries: the JSON set, then liger's launch choices from the anchor data.
 
-    ``vllm-ascend:`` entries are read from ``vllm_root`` (staged by :func:`stage_vllm_file`);
-    without it they are skipped.
+    ``vllm-ascend:`` entries are read from ``vllm_root`` (their ``from vllm.triton_utils import tl,
+    triton`` is read as Triton's own modules); without it they are skipped.
     """
     data = json.loads(TRUTH.read_text())
     out = [dict(e, target=data["target"]) for e in data["entries"]]
     if vllm_root is not None:
-        staging = Path(tempfile.mkdtemp(prefix="tiletune-vllm-ascend-"))
         for e in out:
             if e["file"].startswith(VLLM_PREFIX) and (vllm_root / e["file"][len(VLLM_PREFIX):]).is_file():
-                e["abs"] = str(stage_vllm_file(vllm_root, e["file"][len(VLLM_PREFIX):], staging))
+                e["abs"] = str(vllm_root / e["file"][len(VLLM_PREFIX):])  # read as it is (vllm.triton_utils)
     anchor = json.loads(ANCHOR.read_text())
     for item in anchor["items"]:
         for i, cfg in enumerate(item["liger"]):
@@ -184,11 +164,38 @@ def check(entry: dict[str, Any], cache: dict) -> dict[str, Any]:
     if key not in cache:
         cache[key] = analyze_file(str(path)).kernel(entry["kernel"])
     spec = cache[key]
-    why = check_config(spec, entry["config"], None, None, entry["shapes"], entry["dtypes"], entry["target"])
+    with compiler(entry):
+        why = check_config(spec, entry["config"], None, None, entry["shapes"], entry["dtypes"], entry["target"])
     row.update(result="rejected" if why else "accepted", why=why)
     if why:
         row["cause"] = cause(spec, entry, why)
+    else:
+        risk = may_overflow(spec, entry)
+        if risk is not None:
+            row["may_overflow"] = risk
+    if "multibuffer_retry" in entry:
+        row["multibuffer_retry"] = entry["multibuffer_retry"]
     return row
+
+
+@contextlib.contextmanager
+def compiler(entry: dict[str, Any]):
+    """The compiler an entry was reported on: ``"multibuffer_retry": false`` (a bishengir-compile that
+    does not retry an overflowing plan without multibuffer) sets ``TILETUNE_ASCEND_MULTIBUFFER_RETRY=0``
+    while it is checked; other entries use the model's default (``check_config``'s cached models are
+    keyed by the switch too)."""
+    if "multibuffer_retry" not in entry:
+        yield
+        return
+    before = os.environ.get(RETRY_ENV)
+    os.environ[RETRY_ENV] = "1" if entry["multibuffer_retry"] else "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(RETRY_ENV, None)
+        else:
+            os.environ[RETRY_ENV] = before
 
 
 def _evaluate(e, entry: dict[str, Any]) -> Optional[int]:
@@ -210,16 +217,35 @@ def largest_tile(spec, entry: dict[str, Any], copies: int) -> Optional[int]:
     return need // sub_blocks(t) if need is not None and spec.dots else need
 
 
+def may_overflow(spec, entry: dict[str, Any]) -> Optional[str]:
+    """For an accepted config, ``"estimated N B > UB B"`` when the full UB plan (one copy of each
+    buffer, a mix kernel's vector part per sub-block) overflows while the certain count fits, else None:
+    the configs the model keeps but ranks lower."""
+    t = get_target(entry["target"])
+    if t.family != "ascend":
+        return None
+    with compiler(entry):
+        copies = 1 if multibuffer_retry() else 1 + int(bool(entry["config"].get("multibuffer", t.multibuffer_default)))
+    plan = ub_bytes(spec, entry["dtypes"], const(copies))
+    est = _evaluate(plan, entry) if plan is not None else None
+    if est is None:
+        return None
+    est = est // sub_blocks(t) if spec.dots else est
+    return f"estimated {est} B > {t.ub_bytes} B" if est > t.ub_bytes else None
+
+
 def cause(spec, entry: dict[str, Any], why: list[str]) -> str:
     """Why a rejection stands, most certain first: ``one tile`` (a single UB tile is larger than the
     UB), ``one tile x multibuffer`` (a loop's load with its second copy is), ``multibuffer`` (the
     modelled plan fits with one copy of each buffer: a compiler that retries without multibuffer
-    runs it), ``plan`` (the peak of the modelled plan), ``cube`` (L1 / L0C, and the UB no more
-    certainly than by the plan)."""
+    runs it), ``plan`` (the whole tiles one operation reads and writes, with the loop-carried ones
+    around it: the certain count, ``ub_certain``), ``cube`` (L1 / L0C)."""
     if not any(w.startswith("UB") for w in why):
         return "cube"
     t = get_target(entry["target"])
-    mb = 1 + int(bool(entry["config"].get("multibuffer", t.multibuffer_default)))
+    with compiler(entry):
+        retry = multibuffer_retry()  # a compiler that retries without multibuffer: one copy is the need
+    mb = 1 if retry else 1 + int(bool(entry["config"].get("multibuffer", t.multibuffer_default)))
     one = largest_tile(spec, entry, 1)
     if one is not None and one > t.ub_bytes:
         return "one tile"
@@ -228,9 +254,9 @@ def cause(spec, entry: dict[str, Any], why: list[str]) -> str:
         return "one tile x multibuffer"
     if any(w.startswith(("L1", "L0C")) for w in why):
         return "cube"  # L1 / L0C reject it whatever the UB plan
-    plan = ub_bytes(spec, entry["dtypes"], const(1))
+    plan = ub_certain(spec, entry["dtypes"], const(1))
     single = _evaluate(plan, entry) if plan is not None else None
-    if single is not None and (single // sub_blocks(t) if spec.dots else single) <= t.ub_bytes:
+    if not retry and single is not None and (single // sub_blocks(t) if spec.dots else single) <= t.ub_bytes:
         return "multibuffer"
     return "plan"
 
@@ -245,12 +271,15 @@ def _key(cause_text: str) -> str:
 def summary(rows: list[dict]) -> dict[str, int]:
     """Counts per label and result; ``wrong`` = runs rejected + fails accepted."""
     out = {"runs": 0, "runs_rejected": 0, "fails": 0, "fails_rejected": 0, "shipped": 0, "shipped_rejected": 0,
-           "skipped": 0, **{f"shipped_rejected_{c}": 0 for c in CAUSES}}
+           "skipped": 0, **{f"shipped_rejected_{c}": 0 for c in CAUSES}, "runs_may_overflow": 0,
+           "fails_may_overflow": 0, "shipped_may_overflow": 0}
     for r in rows:
         if r["result"] == "skipped":
             out["skipped"] += 1
             continue
         out[r["label"]] += 1
+        if r.get("may_overflow"):
+            out[f"{r['label']}_may_overflow"] += 1
         if r["result"] == "rejected":
             out[f"{r['label']}_rejected"] += 1
             if r["label"] == "shipped":
@@ -275,7 +304,11 @@ def markdown(rows: list[dict], total: dict[str, int], flaggems: str = "") -> str
         f"{total['shipped_rejected_one_tile']}; a loop's load tile with its multibuffer copy "
         f"{total['shipped_rejected_one_tile_x_multibuffer']}; the modelled plan, fitting with one copy of each "
         f"buffer (runs where the compiler retries without multibuffer) {total['shipped_rejected_multibuffer']}; "
-        f"the modelled plan's peak {total['shipped_rejected_plan']}; L1/L0C {total['shipped_rejected_cube']}",
+        f"the tiles one operation reads and writes with the loop-carried ones (the certain count) "
+        f"{total['shipped_rejected_plan']}; L1/L0C {total['shipped_rejected_cube']}",
+        f"- accepted but may overflow (the estimated plan over the UB, the certain count within; ranked lower): "
+        f"known to run {total['runs_may_overflow']}, known to fail {total['fails_may_overflow']}, "
+        f"shipped {total['shipped_may_overflow']}",
         f"- skipped (file not available): {total['skipped']}",
         *([f"- FlagGems checked: {flaggems}"] if flaggems else []),
         "",
@@ -284,7 +317,7 @@ def markdown(rows: list[dict], total: dict[str, int], flaggems: str = "") -> str
     ]
     for r in rows:
         cfg = ", ".join(f"{k}={v}" for k, v in r["config"].items())
-        why = "; ".join(r["why"]) or "-"
+        why = "; ".join(r["why"]) or (f"may overflow: {r['may_overflow']}" if r.get("may_overflow") else "-")
         lines.append(f"| {r['id']} | {r['kernel']} | {cfg} | {r['label']} | {r['result']} | {why} | "
                      f"{r.get('cause', '-')} | {r['source']} |")
     return "\n".join(lines) + "\n"

@@ -113,16 +113,20 @@ def test_liger_geglu_forward_is_counted_below_the_live_set():
 
 
 def test_multibuffer_retry_switch(monkeypatch):
-    """Default: multibuffered copies are hard (3.2.0 + CANN 8.5.0); with the retry switch one copy is."""
+    """Default: one copy is the hard need (bishengir-compile retries without multibuffer); with the
+    switch at 0 (an older compiler, CANN 8.5.0) the multibuffered copies are hard."""
     spec, shapes, dtypes, _ = fixture_problem("sum_axis", {"M": 8192, "N": 8192})
     kw = {"BLOCK_M": 32, "BLOCK_N": 1024}  # 128 KiB fp32 tile: fits once, not twice
-    monkeypatch.delenv(RETRY_ENV, raising=False)
+    monkeypatch.setenv(RETRY_ENV, "0")
     assert check_config(spec, {**kw, "multibuffer": False}, None, None, shapes, dtypes, "ascend910b3") == []
     why = check_config(spec, {**kw, "multibuffer": True}, None, None, shapes, dtypes, "ascend910b3")
     assert len(why) == 1 and why[0].startswith("UB: needs")
-    monkeypatch.setenv(RETRY_ENV, "1")  # read when a model is built: other sizes, not a cached model
-    shapes = {**shapes, "M": shapes["M"] - 1}
+    monkeypatch.delenv(RETRY_ENV)  # the same kernel and sizes in one process: the model is built again
     assert check_config(spec, {**kw, "multibuffer": True}, None, None, shapes, dtypes, "ascend910b3") == []
+    monkeypatch.setenv(RETRY_ENV, "yes")
+    with pytest.raises(ValueError, match="TILETUNE_ASCEND_MULTIBUFFER_RETRY='yes'"):
+        check_config(spec, {**kw, "multibuffer": True}, None, None, shapes, dtypes, "ascend910b3")
+    monkeypatch.delenv(RETRY_ENV)
     res = synthesize(spec, shapes, dtypes, "ascend910b3", hints={"BLOCK_M": [32], "BLOCK_N": [1024]})
     # the compiler would drop multibuffer here: the synthesis offers the tile without it
     assert {c.extra.get("multibuffer") for c in res.candidates} == {False}

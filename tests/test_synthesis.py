@@ -12,7 +12,7 @@ import pytest
 
 from tiletune.analysis.expr import const
 from tiletune.synthesis.constraints.ascend import sub_blocks
-from tiletune.synthesis.constraints.ascend_ub import ub_bytes
+from tiletune.synthesis.constraints.ascend_ub import ub_certain
 
 import fixtures
 from tiletune.analysis import analyze_source
@@ -456,8 +456,9 @@ def test_fixture_ascend_footprint_fits(name, target):
         fp = spec.footprint
         for c in res.candidates:
             env = _env(spec, shapes, dtypes, fixed, c, t)
-            # the UB as BiShengIR plans it (constraints/ascend_ub.py), else the analysis' live set
-            planned = ub_bytes(spec, dtypes, const(env["num_stages"]))
+            # the UB tiles certainly live together (constraints/ascend_ub.py; the estimated plan only
+            # ranks), else the analysis' live set
+            planned = ub_certain(spec, dtypes, const(env["num_stages"]))
             live = planned.evaluate(env) if planned is not None else fp.live_bytes.evaluate(env)
             if spec.dots:
                 ops = fp.dot_operand_bytes.evaluate(env)

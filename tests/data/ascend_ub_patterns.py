@@ -68,3 +68,43 @@ def row_max_bf16_upcast(inp, out, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.const
     if vals.dtype == tl.bfloat16:
         vals = vals.to(tl.float32)
     tl.store(out + rows, tl.max(vals, axis=1), mask=rows < M)
+
+
+@triton.jit
+def two_pass_row_grad(v_ptr, w_ptr, g_ptr, n_ptr, dv_ptr, M, N, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """Two passes over a row block, as weight-norm backward does: per-row scales loaded and
+    computed before the first pass are used only in the second, so they live through the first;
+    the first pass keeps an fp32 accumulator beside both of its loads."""
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)[:, None]
+    row_mask = rows < M
+    g = tl.load(g_ptr + rows, mask=row_mask).to(tl.float32)
+    inv = 1 / tl.load(n_ptr + rows, mask=row_mask).to(tl.float32)
+    inv3 = inv * inv * inv
+    acc = tl.zeros([BLOCK_R, BLOCK_C], dtype=tl.float32)
+    for start in range(0, N, BLOCK_C):
+        cols = start + tl.arange(0, BLOCK_C)[None, :]
+        mask = row_mask & (cols < N)
+        v = tl.load(v_ptr + rows * N + cols, mask=mask).to(tl.float32)
+        w = tl.load(w_ptr + rows * N + cols, mask=mask).to(tl.float32)
+        acc += v * w
+    vw = tl.sum(acc, 1)[:, None]
+    for start in range(0, N, BLOCK_C):
+        cols = start + tl.arange(0, BLOCK_C)[None, :]
+        mask = row_mask & (cols < N)
+        v = tl.load(v_ptr + rows * N + cols, mask=mask).to(tl.float32)
+        w = tl.load(w_ptr + rows * N + cols, mask=mask).to(tl.float32)
+        tl.store(dv_ptr + rows * N + cols, g * (w * inv - v * inv3 * vw), mask=mask)
+
+
+@triton.jit
+def scale_rows_by_norm(x_ptr, s_ptr, n_ptr, out_ptr, M, N, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """Rows scaled by a per-row factor and divided by an fp32 per-row norm: for 16-bit ``x`` the
+    division widens the product implicitly (the pattern of a weight-norm forward's second pass)."""
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)[:, None]
+    s = tl.load(s_ptr + rows, mask=rows < M)
+    nrm = tl.load(n_ptr + rows, mask=rows < M).to(tl.float32)
+    for start in range(0, N, BLOCK_C):
+        cols = start + tl.arange(0, BLOCK_C)[None, :]
+        x = tl.load(x_ptr + rows * N + cols, mask=(rows < M) & (cols < N))
+        y = x * s / nrm
+        tl.store(out_ptr + rows * N + cols, y, mask=(rows < M) & (cols < N))

@@ -32,6 +32,17 @@ __all__ = ["is_jit_def", "is_compile_time_def", "iter_nodes", "SourceInfo", "Mod
 _LIBCST_WHERE = re.compile(r"error at (\d+):(\d+)")
 
 
+#: Modules that re-export Triton under their own name, read as Triton itself: vllm's
+#: ``vllm/triton_utils/__init__.py`` does ``import triton``, ``import triton.language as tl`` and
+#: ``import triton.language.extra.libdevice as tldevice`` (vllm-ascend's kernels import them as
+#: ``from vllm.triton_utils import tl, triton``).
+REEXPORTS: dict[str, str] = {
+    "vllm.triton_utils.triton": "triton",
+    "vllm.triton_utils.tl": "triton.language",
+    "vllm.triton_utils.tldevice": "triton.language.extra.libdevice",
+}
+
+
 def dotted_name(node: cst.CSTNode) -> Optional[str]:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     if isinstance(node, cst.Name):
@@ -334,7 +345,7 @@ class ModuleScan:
         for alias in node.names:
             name = dotted_name(alias.name) or ""
             local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
-            self.imports[local] = f"{mod}.{name}"
+            self.imports[local] = REEXPORTS.get(f"{mod}.{name}", f"{mod}.{name}")
             if mod.split(".")[0] == "tiletune" and name in ("patch", "autotune"):
                 self._enables = True
 

@@ -8,6 +8,12 @@ moved after that rounding over the bytes the tile holds, summed over the
 kernel's accesses (weighted by their trip counts): 1.0 for aligned tiles,
 e.g. 1.0003 for BLOCK=2461 fp32 (9844 B -> 9856 B), 16.0 for a 1-element
 fp16 store per row.  It is a preference, never a rejection.
+
+:func:`overflow_risk_factor`: a config whose estimated UB (the full plan,
+``footprint["ub_estimate"]``) exceeds the UB while its certain tiles fit
+(constraints/ascend.py ``RULES["ub.certain"]``) is kept but ranked lower:
+its time is multiplied by :data:`OVERFLOW_RISK`, so any config that fits on
+both counts and is not several times slower ranks above it.
 """
 
 from __future__ import annotations
@@ -16,7 +22,12 @@ import numpy as np
 
 from .constraints import Model, evaluate
 
-__all__ = ["alignment_factor"]
+__all__ = ["alignment_factor", "overflow_risk_factor", "OVERFLOW_RISK"]
+
+#: Time factor of a config that may overflow the UB (estimate over, certain within).
+OVERFLOW_RISK = 4.0
+#: The footprint entry :func:`overflow_risk_factor` reads (constraints/ascend.py ``UB_ESTIMATE``).
+_UB_ESTIMATE = "ub_estimate"
 
 
 def _arr(e, env: dict, n: int) -> np.ndarray:
@@ -36,3 +47,11 @@ def alignment_factor(model: Model, env: dict, n: int) -> np.ndarray:
         held += b
         moved += b * (np.ceil(c / align) * align) / c
     return np.where(held > 0, moved / np.maximum(held, 1.0), 1.0)
+
+
+def overflow_risk_factor(model: Model, env: dict, n: int) -> np.ndarray:
+    """:data:`OVERFLOW_RISK` where the estimated UB bytes exceed the target's UB, else 1.0."""
+    ub = model.target.ub_bytes
+    if not ub or _UB_ESTIMATE not in model.footprint:
+        return np.ones(n)
+    return np.where(_arr(model.footprint[_UB_ESTIMATE], env, n) > ub, OVERFLOW_RISK, 1.0)

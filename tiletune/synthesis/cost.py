@@ -75,7 +75,7 @@ import numpy as np
 from ..analysis.expr import NUM_STAGES
 from ..analysis.model import Role
 from .constraints import Model, evaluate
-from .ascend_cost import alignment_factor
+from .ascend_cost import alignment_factor, overflow_risk_factor
 from .enumerate import Table
 from .space import MULTIBUFFER, NUM_WARPS
 
@@ -307,7 +307,8 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
     # A loop iteration's fixed cost (barrier, address update) is paid by every resident wave.
     prologues = np.where(resident > 1, 1.0, resident_waves)
     overhead = prologues * WAVE_S[fam] + resident_waves * trips * ITER_S[fam]
-    slow = stage_f * warp_f * reg_f
+    risk_f = overflow_risk_factor(model, env, n) if "ub_overflow_risk" in family_terms else one
+    slow = stage_f * warp_f * reg_f * risk_f  # risk: estimated UB over, certain within (ascend_cost.py)
     cost = roofline * slow + overhead
     return {
         "cost": cost,
@@ -324,6 +325,7 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
         "stage_factor": stage_f,
         "warp_factor": warp_f,
         "register_factor": reg_f,
+        "overflow_risk_factor": risk_f,
         "resident": resident,
         "overhead": overhead,
         "regs_per_thread": regs,

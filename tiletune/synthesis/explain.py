@@ -138,7 +138,9 @@ def explain_config(spec, kwargs: dict, shapes: dict, dtypes: dict, target) -> li
     One line per capacity constraint the config breaks, e.g. ``"UB overflows
     by 131072 B (327680 B > 196608 B on ascend910b3) under the rule: UB holds
     the peak of the vector buffers live at the same time (BiShengIR
-    PlanMemory ...)"``; ``[]`` when every buffer fits.  For a non-Ascend
+    PlanMemory ...)"``; ``[]`` when every buffer fits.  A config whose certain
+    UB tiles fit but whose estimated plan does not gets ``"UB may overflow:
+    estimated N B > UB, certain M B fits ..."`` (it is accepted and ranked lower).  For a non-Ascend
     target the lines carry no rule.
     """
     t = get_target(target)
@@ -151,13 +153,23 @@ def explain_config(spec, kwargs: dict, shapes: dict, dtypes: dict, target) -> li
     env: dict[str, Any] = dict(space.env)
     env.update({k: int(v) for k, v in kwargs.items() if k in tiling})
     lines = []
+    fits: dict[str, int] = {}
     for c in model.constraints:
         if c.kind != "capacity" or not c.check or not c.symbols <= set(env):
             continue
         need, limit = int(evaluate(c.need, env)), int(evaluate(c.limit, env))
         if need <= limit:
+            fits[c.name] = need
             continue
         rule = family.capacity_rule(c.name)
         text = f"{c.label} overflows by {need - limit} B ({need} B > {limit} B on {t.name})"
         lines.append(text + (f" under the rule: {rule}" if rule else f": {c.text}"))
+    estimate = model.footprint.get("ub_estimate")  # Ascend: the full UB plan, a risk next to the certain count
+    certain = fits.get("ub", fits.get("ub:mix"))
+    if estimate is not None and certain is not None and estimate.symbols() <= set(env):
+        est = int(evaluate(estimate, env))
+        if est > t.ub_bytes:
+            rule = family.capacity_rule("ub.estimate")
+            lines.append(f"UB may overflow: estimated {est} B > {t.ub_bytes} B, certain {certain} B fits "
+                         f"(kept, ranked lower){f' under the rule: {rule}' if rule else ''}")
     return lines

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
+import os
+
 import numpy as np
 
 from ..analysis.model import KernelSpec
 from ..errors import InfeasibleError, SynthesisError
 from .constraints import Model, build_model, evaluate, evaluate_pred
+from .constraints.ascend import RETRY_ENV
 from .cost import cost_table, rank
 from .enumerate import Table, apply_prune, enumerate_feasible
 from .explain import explain_infeasible
@@ -264,13 +267,16 @@ def check_config(
 
 
 _CHECK_MODELS: dict[tuple, tuple] = {}
+#: Environment variables read while a model is built (they change it): part of ``_CHECK_MODELS``'s key.
+_MODEL_ENV = (RETRY_ENV,)
 
 
 def _check_model(spec: KernelSpec, shapes: Mapping[str, int], dtypes: Mapping[str, str], t: Target, consts: dict) -> tuple:
     """(space, model) for :func:`check_config`, built once per kernel and set of
     non-tiling values: a kernel's hand-written configs (the lint checks dozens
     per kernel) differ only in the values the model is evaluated at."""
-    key = (id(spec), t, tuple(sorted(shapes.items())), tuple(sorted(dtypes.items())), tuple(sorted(consts.items())))
+    key = (id(spec), t, tuple(sorted(shapes.items())), tuple(sorted(dtypes.items())), tuple(sorted(consts.items())),
+           tuple(os.environ.get(v) for v in _MODEL_ENV))
     hit = _CHECK_MODELS.get(key)
     if hit is not None and hit[0] is spec:  # the id of a collected spec may be reused
         return hit[1], hit[2]

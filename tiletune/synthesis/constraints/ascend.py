@@ -6,18 +6,24 @@ rule is in :data:`RULES` with its source; :mod:`..explain` quotes them.
 
 Hard constraints (a config that breaks one cannot run):
 
-* **UB** (``ub``): the peak of the vector buffers live at the same time,
-  counted as BiShengIR plans them (:mod:`.ascend_ub`; the analysis'
-  ``live_bytes`` where that cannot be done).  For ``tl.dot`` (mix) kernels
+* **UB** (``ub``): the vector buffers live at the same time, counted two
+  ways (:mod:`.ascend_ub` ``ub_bounds``): ``certain`` (the whole tiles one
+  operation reads and writes, with the loop-carried tiles around it; the
+  largest single tile where the plan cannot be replayed) rejects;
+  ``estimated`` (the full plan as BiShengIR makes it; the analysis'
+  ``live_bytes`` where that cannot be done) only ranks
+  (``footprint["ub_estimate"]``, :func:`..ascend_cost.overflow_risk_factor`)
+  and ``explain`` says "may overflow".  For ``tl.dot`` (mix) kernels
   the cube tiles stay in L1/L0C, and the vector part is split over the two
   vector cores of an AI core (sub-block binding), so each UB holds half of it.
 * **L1** (``l1``): the cube operand tiles.
-* **multibuffer**: the second copies count (Triton-Ascend 3.2.0 + CANN
-  8.5.0 fail on them, ``RULES["multibuffer"]``); with
-  ``TILETUNE_ASCEND_MULTIBUFFER_RETRY=1`` (a bishengir that retries without
-  multibuffer) the hard limits count one copy and ``ub.multibuffer`` /
+* **multibuffer**: the hard limits count one copy of each buffer
+  (bishengir-compile retries an overflowing Triton kernel without
+  multibuffer, ``RULES["multibuffer"]``); ``ub.multibuffer`` /
   ``l1.multibuffer`` (``check=False``) steer the synthesis away from a
-  multibuffer the compiler would drop.
+  multibuffer the compiler would drop.  With
+  ``TILETUNE_ASCEND_MULTIBUFFER_RETRY=0`` (an older compiler that fails on
+  the second copies, CANN 8.5.0) they count as hard.
 * **L0C** (``l0c``): the dot accumulators.
 * **cube fractals**: ``tl.dot``'s m, n, k are multiples of the cube fractal
   (16, k 32 for int8).
@@ -48,11 +54,15 @@ from ...analysis.expr import NUM_STAGES, Expr, const, emax, sym
 from ...analysis.model import DTYPE_BYTES
 from ..model import Target
 from ..space import MULTIBUFFER
-from .ascend_ub import ub_bytes, ub_floor
+from .ascend_ub import ub_bounds, ub_floor
 from .core import Constraint, DotTerm
 from .preds import Pred
 
-__all__ = ["access_rules", "dot_rules", "capacity_rules", "buffer_stages", "sub_blocks", "RULES", "rule_of"]
+__all__ = ["UB_ESTIMATE", "access_rules", "dot_rules", "capacity_rules", "buffer_stages", "sub_blocks", "RULES", "rule_of"]
+
+#: The model's footprint entry for the ``estimated`` UB bytes per vector core (the full plan), next to the
+#: ``certain`` bytes the ``ub`` constraint rejects on.
+UB_ESTIMATE = "ub_estimate"
 
 #: Each capacity rule: what is counted, and where that comes from.
 RULES: dict[str, str] = {
@@ -67,8 +77,29 @@ RULES: dict[str, str] = {
     "ub.floor": (
         "where the compiler's plan cannot be replayed (a helper the analysis does not follow, a tile of "
         "unknown shape), only a lower bound rejects: every vector tile is one memref allocated whole in UB "
-        "(PlanMemory.cpp: one offset per memref.alloc, no spilling), a GM->UB load in an scf.for taking its "
-        "multi_buffer copies; the analysis' live tiles without reuse over-count and only steer the synthesis"
+        "(PlanMemory.cpp: one offset per memref.alloc, no spilling; 'ub overflow, requires N bits', l.1534), "
+        "and nothing splits a Triton tile into UB-sized pieces: for a Triton kernel (enable-triton-kernel-"
+        "compile) the HFusion auto-schedule, BiShengIR's tiling of vector ops, is skipped (AscendNPU-IR "
+        "lib/Dialect/HFusion/Pipelines/HFusionPipelines.cpp buildHFusionPipelines l.292-303), so the user "
+        "splits (Triton-Ascend programming_guide.md 'How Do I Avoid UB Overflow': 'reduce the amount of data "
+        "transferred at a time and use the for loop'); the analysis' live tiles without reuse over-count and "
+        "only steer the synthesis"
+    ),
+    "ub.certain": (
+        "a config is rejected only on what certainly does not fit: the whole tiles one vector operation "
+        "reads and writes (its operands cannot be freed before it runs, whatever the plan: PlanMemory.cpp "
+        "MemLivenessAnalysis keeps an operand live to its last use) plus the loop-carried tiles of the loops "
+        "around it (an scf.for iter arg is live through every iteration; PlanMemory.cpp UpdateForOpBufferAlias), "
+        "each tile allocated whole (no spilling); the rest of the plan (which other tiles overlap, per-row "
+        "vectors, implicit widening copies) depends on code motion and reuse the compiler may do differently "
+        "(bishengir-compile retries an overflow with enable-code-motion=false, OverFlowPolicyBase.cpp), so it "
+        "only ranks"
+    ),
+    "ub.estimate": (
+        "the estimated UB (the full replayed plan: every buffer live at one statement, per-row vectors, the "
+        "fp32 copy Triton's binary_op_type_checking_impl makes of a narrower operand; the analysis' live tiles "
+        "where no plan can be replayed) is a risk, not a limit: a config whose estimate overflows while its "
+        "certain tiles fit is kept and ranked lower (ascend_cost.overflow_risk_factor)"
     ),
     "ub.mix": (
         "in a tl.dot (mix cube+vector) kernel the operands are moved GM->L1 for the cube (ND2NZ, "
@@ -83,17 +114,28 @@ RULES: dict[str, str] = {
         "MarkMultiBuffer<ND2NZOp>)"
     ),
     "multibuffer": (
-        "multibuffer's second copies count by default: Triton-Ascend 3.2.0 with CANN 8.5.0 fails with "
-        "'requires 3072000 bits' = 48000 x 32 bit x 2 and its maintainer puts the x 2 on the default "
-        "multibuffer (issue #302; its traceback, compiler.py l.549/l.778, is the 3.2.0 wheel's); a newer "
-        "bishengir-compile retries an overflowing compile with auto multi-buffer off ('Due to Ub overflow, "
-        "automatically set enable-code-motion to false, set enable-auto-multi-buffer to false', "
-        "modelscope/mcore-bridge issue #188; Triton-Ascend performance_guidelines.md l.17; PR #1458 prunes "
-        "multi_buffer marks), for which TILETUNE_ASCEND_MULTIBUFFER_RETRY=1 counts one copy.  Either way a "
-        "shipped autotune config proves nothing: Triton-Ascend 3.2.0's Autotuner._bench scores a config that "
-        "fails with MLIRCompilationError (UB overflow) as inf and moves on (runtime/autotuner.py l.191)"
+        "a multibuffer copy alone never makes a config fail: bishengir-compile retries a Triton kernel "
+        "whose plan overflows with enable-code-motion=false, then enable-auto-multi-buffer=false "
+        "(AscendNPU-IR lib/Tools/bishengir-compile/BiShengIRCompileMain.cpp registers UbOverflowRetryPolicy, "
+        "CbufOverflowRetryPolicy and CcOverflowRetryPolicy when enable-triton-kernel-compile, which "
+        "Triton-Ascend 3.2.0 always passes, compiler.py l.420; lib/Tools/RetriablePassManager/"
+        "OverFlowPolicyBase.cpp onFailure; in AscendNPU-IR since 4838854c6, 2026-05-19, released in v1.2.0; "
+        "the message 'Due to Ub overflow, automatically set enable-code-motion to false, set "
+        "enable-auto-multi-buffer to false' is RetriablePassManager.cpp's, seen from a shipped CANN in "
+        "modelscope/mcore-bridge issue #188), so only one copy of each buffer is a hard need.  An older "
+        "bishengir-compile (CANN 8.5.0 with Triton-Ascend 3.2.0) fails on the second copies: issue #302's "
+        "'requires 3072000 bits' = 48000 x 32 bit x 2, sgl-kernel-npu #477's 2097152 bits; for it "
+        "TILETUNE_ASCEND_MULTIBUFFER_RETRY=0 counts them.  A shipped autotune config proves nothing either way: "
+        "Triton-Ascend 3.2.0's Autotuner._bench scores a config that fails with MLIRCompilationError "
+        "(UB overflow) as inf and moves on (runtime/autotuner.py l.191)"
     ),
-    "l0c": "L0C holds the tl.dot accumulators (PlanMemory.cpp l0cSpaceSize = 128 KiB on 910B)",
+    "l0c": (
+        "L0C holds the tl.dot accumulators whole: the result (mC) of a local matmul is allocated in L0C "
+        "(AscendNPU-IR lib/Dialect/HIVM/Transforms/InferHIVMMemScope.cpp, inferAndPropagateMemScopeForLocalMatmulLike: "
+        "'operand mC should be in L0C') and planned there (PlanMemory.cpp l0cSpaceSize = 128 KiB on 910B, "
+        "'cc overflow' otherwise); no pass splits a dot's M x N into L0C-sized steps (TileBatchMMIntoLoop.cpp "
+        "loops over the batch only), and the overflow retry only drops multibuffer"
+    ),
     "l0": (
         "L0A/L0B are not planned per Triton tile: PlanMemory.cpp plans UB, L1 and L0C only, and the cube "
         "op (hivm mmadL1, operands in L1: AscendNPU-IR test 'test_mmadL1_no_loop' allocates a 256x128 "
@@ -111,7 +153,7 @@ def rule_of(name: str) -> Optional[str]:
     if base.endswith(".multibuffer"):
         base, extra = base[: -len(".multibuffer")], "; " + RULES["multibuffer"]
     if base.endswith(".estimate"):
-        base, extra = base[: -len(".estimate")], "; " + RULES["ub.floor"]
+        base, extra = base[: -len(".estimate")], "; " + RULES["ub.estimate"]
     if base == "ub:mix":
         return RULES["ub"] + "; " + RULES["ub.mix"] + extra
     rule = RULES.get(base.split(":")[0])
@@ -161,30 +203,45 @@ def dot_rules(b, i: int, m: Expr, n: Expr, k: Expr, adt: str, bdt: str) -> None:
             )
 
 
-#: Environment switch: "1" for a CANN whose bishengir-compile retries an overflow without multibuffer.
+#: Environment switch: "0" for a bishengir-compile that does not retry an overflow without multibuffer
+#: (before AscendNPU-IR v1.2.0); unset or "1": the retrying compiler.
 RETRY_ENV = "TILETUNE_ASCEND_MULTIBUFFER_RETRY"
 
 
 def multibuffer_retry() -> bool:
-    """Whether the compiler drops multibuffer when it overflows (``RULES["multibuffer"]``): off (the
-    Triton-Ascend 3.2.0 + CANN 8.5.0 behaviour) unless ``TILETUNE_ASCEND_MULTIBUFFER_RETRY=1``."""
-    return os.environ.get(RETRY_ENV, "0") == "1"
+    """Whether the compiler drops multibuffer when a plan overflows (``RULES["multibuffer"]``): on (the
+    bishengir-compile of AscendNPU-IR v1.2.0 and later) unless ``TILETUNE_ASCEND_MULTIBUFFER_RETRY=0``.
+
+    Any other value is an error naming the variable and the values it takes.
+    """
+    value = os.environ.get(RETRY_ENV, "1").strip()
+    if value not in ("0", "1"):
+        raise ValueError(f"{RETRY_ENV}={value!r}: use 1 for a bishengir-compile that retries an overflowing "
+                         "plan without multibuffer (AscendNPU-IR v1.2.0 and later, the default) or 0 for an "
+                         "older one (CANN 8.5.0)")
+    return value == "1"
 
 
-def _ub_need(b, foot: dict[str, Expr], dots: list[DotTerm], stages: Expr) -> tuple[Expr, str, Optional[Expr]]:
-    """UB bytes per vector core with ``stages`` copies of the multibuffered buffers, how they were
-    counted, and -- when the plan cannot be made -- the analysis' over-count (else None).
+def _ub_need(b, foot: dict[str, Expr], dots: list[DotTerm], stages: Expr) -> tuple[Expr, str, Expr, bool]:
+    """UB bytes per vector core with ``stages`` copies of the multibuffered buffers: ``(certain, how they
+    were counted, estimated, planned)``.
 
-    Without a plan the hard need is :func:`.ascend_ub.ub_floor` (the largest tile, a lower bound:
-    ``RULES["ub.floor"]``); the over-count is only a preference for the synthesis.
+    ``certain`` rejects: with a replayed plan, the tiles every compiler path holds at one moment
+    (:func:`.ascend_ub.ub_bounds`); without one, the largest single tile (:func:`.ascend_ub.ub_floor`,
+    ``RULES["ub.floor"]``).  ``estimated`` only ranks (``RULES["ub.estimate"]``): the full plan, or
+    the analysis' live tiles without reuse where there is none (``planned`` False).
     """
     t = b.target
     halves = sub_blocks(t) if (dots and "dot_operand_bytes" in foot) else 1
     mix = f"; a mix kernel's vector part over {halves} sub-blocks" if halves > 1 else ""
-    planned = ub_bytes(b.spec, b.space.dtypes, stages)
-    vec = b.bind(planned) if planned is not None else None
-    if vec is not None:
-        return (vec // halves if halves > 1 else vec), "as the compiler plans them" + mix, None
+
+    def per_core(e: Expr) -> Expr:
+        return e // halves if halves > 1 else e
+
+    bounds = ub_bounds(b.spec, b.space.dtypes, stages)
+    bound = (b.bind(bounds[0]), b.bind(bounds[1])) if bounds is not None else (None, None)
+    if bound[0] is not None and bound[1] is not None:
+        return per_core(bound[0]), "the tiles live together on every plan" + mix, per_core(bound[1]), True
     raw = b.spec.footprint.live_bytes if b.spec.footprint is not None else None
     live = b.bind(raw.substitute({NUM_STAGES: stages})) if raw is not None else None
     live = live if live is not None else foot["live_bytes"]
@@ -192,8 +249,8 @@ def _ub_need(b, foot: dict[str, Expr], dots: list[DotTerm], stages: Expr) -> tup
         live = emax(live - foot["dot_operand_bytes"] * stages, foot.get("accumulator_bytes", const(0))) // halves
     floor = ub_floor(b.spec, b.space.dtypes, stages)
     floor = b.bind(floor) if floor is not None else None
-    floor = (floor // halves if halves > 1 else floor) if floor is not None else const(0)
-    return floor, "the largest single tile: the plan is unknown" + mix, live
+    floor = per_core(floor) if floor is not None else const(0)
+    return floor, "the largest single tile: the plan is unknown" + mix, live, False
 
 
 def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: list[Expr]) -> None:
@@ -210,17 +267,16 @@ def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: l
     mix = bool(dots and "dot_operand_bytes" in foot)
     if "live_bytes" in foot and t.ub_bytes:
         name = "ub:mix" if mix else "ub"
-        one, how, estimate = _ub_need(b, foot, dots, hard)
+        one, how, estimate, planned = _ub_need(b, foot, dots, hard)
         copies = "one copy of each buffer" if retry else "multibuffered copies counted"
         text = f"UB: live tiles {one} <= {t.ub_bytes} B per vector core ({how}; {copies})"
         b.add(Constraint.within(name, "capacity", one, t.ub_bytes, text, "UB"))
-        if estimate is not None:
-            text = (f"UB (estimate, the analysis' live tiles without reuse): {estimate} <= {t.ub_bytes} B "
-                    "(a preference: the compiler's plan is unknown, so it rejects nothing)")
-            b.add(Constraint.within(f"{name}.estimate", "capacity", estimate, t.ub_bytes, text, "UB estimate",
-                                    check=False, soft=True))
+        foot[UB_ESTIMATE] = estimate  # ranks (ascend_cost.overflow_risk_factor) and explains; rejects nothing
         if retry and (MULTIBUFFER in b.names or b.space.env.get(MULTIBUFFER, 0)):
-            two, how, _ = _ub_need(b, foot, dots, stages)
+            two, how, est2, planned = _ub_need(b, foot, dots, stages)
+            two = est2 if planned else two
+            if MULTIBUFFER in b.names:
+                two = two * sym(MULTIBUFFER)  # steers only the multibuffered points: the others are ranked
             text = f"UB with multibuffer: {two} <= {t.ub_bytes} B (else the compiler drops the second copy)"
             b.add(Constraint.within(f"{name}.multibuffer", "capacity", two, t.ub_bytes, text, "UB with multibuffer",
                                     check=False, soft=True))

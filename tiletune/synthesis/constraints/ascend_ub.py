@@ -73,7 +73,7 @@ from ...analysis.model import DTYPE_BYTES, KernelSpec
 from ..space import resolve_dtype
 from .ascend_dtypes import dtype_names, eval_condition, eval_dtype, label_dtype, line_dtypes, load_sources, promoted
 
-__all__ = ["ub_bytes", "ub_floor"]
+__all__ = ["ub_bytes", "ub_bounds", "ub_certain", "ub_floor"]
 
 _DATA_SOURCES = ("load", "dot", "reduce", "scan", "alloc", "atomic")
 _COPIES = ("load", "store", "atomic")
@@ -135,9 +135,34 @@ def _bytes_of(shape, dtype, dtypes) -> Optional[tuple[Expr, int, Optional[int]]]
 
 
 def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
-    """Peak UB bytes of a kernel without ``tl.dot`` (see the module docstring), or None when not modelled.
+    """Peak UB bytes of a kernel's vector part as the compiler plans it (see the module docstring),
+    or None when not modelled: the ``estimated`` side of :func:`ub_bounds`.
 
     ``stages`` is the copies of a multibuffered buffer (``1 + multibuffer``).
+    """
+    bounds = ub_bounds(spec, dtypes, stages)
+    return bounds[1] if bounds is not None else None
+
+
+def ub_certain(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
+    """UB bytes no compiler plan goes below (the ``certain`` side of :func:`ub_bounds`), or None."""
+    bounds = ub_bounds(spec, dtypes, stages)
+    return bounds[0] if bounds is not None else None
+
+
+def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[tuple[Expr, Expr]]:
+    """``(certain, estimated)`` UB bytes of a kernel's vector part, or None when not modelled.
+
+    ``estimated`` is the full replayed plan (rules 1-7): every buffer live at
+    the same statement, per-row vectors and the fp32 copy of a narrower tile an
+    operation widens implicitly (``acc += x`` with ``x`` fp16 and ``acc`` fp32:
+    Triton's ``binary_op_type_checking_impl`` inserts the ``arith.extf``, whose
+    result is a tile of its own) included.  ``certain`` counts only what every
+    compiler path must hold at one moment (:func:`_certain`): the whole tiles
+    one operation reads and writes (they are its operands: no plan frees them
+    before it runs) and the loop-carried tiles of the loops around it (an
+    ``scf.for`` iter arg is live through every iteration); each single tile
+    alone.  A rejection rests on ``certain``; ``estimated`` only ranks.
     """
     g = spec.graph
     gaps = [x for x in spec.incomplete if not x.startswith("unknown op")]  # unknown ops: nodes of unknown shape
@@ -224,8 +249,9 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
             root[n] = target
             members[target].append(n)
     if not members:
-        return const(0)
+        return const(0), const(0)
     spans = []
+    multi: set = set()  # buffers whose GM<->UB copy in a loop takes `stages` slots
     for r, ms in members.items():
         start = pos[r]
         end = _last_use(g, ms, pos, in_loops, last_index)
@@ -236,6 +262,7 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
         copied = attrs[r]["kind"] == "load" or any(attrs[s]["kind"] in _COPIES for m in ms for s in g.successors(m))
         if copied and in_loops(r):
             mult = stages
+            multi.add(r)
         spans.append((start, max(start, end), info[r][0] * mult))
     # the two sides of an `if` never run together (scf.if results alias both sides' buffers,
     # PlanMemory.cpp UpdateIfOpBufferAlias): a live set holds one side's buffers
@@ -251,11 +278,110 @@ def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
             if one and one not in seen:
                 seen.add(one)
                 sets.append(one)
+    widened = _widened(g, order, attrs, root, shp, dt, dtypes, cube)
     for s in (x for x in sets if not any(x < o for o in sets)):
         e = total(spans[i][2] for i in sorted(s))
+        at = [t for t in range(len(order)) if all(spans[i][0] <= t <= spans[i][1] for i in s)]
+        extra = [w for t, _, _, w in widened if t in at]
+        if extra:
+            e = e + emax(*extra)  # the implicit widened copy lives only at its own statement
         if e not in sums:
             sums.append(e)
-    return emax(*sums)
+    roots = list(members)
+    hoisted = multi if not (stages.is_const and stages.value == 1) else set()
+    widens: dict = {}
+    for _, n, p, _ in widened:
+        widens.setdefault(n, set()).add(p)
+    certain = _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_index, cube,
+                       hoisted, stages, widens)
+    return certain, emax(certain, *sums)  # the estimate is never below what is certain
+
+
+def _widened(g, order, attrs, root, shp, dt, dtypes, cube) -> list[tuple[int, str, str, Expr]]:
+    """(statement index, node, widened operand, bytes) of each implicit widening copy: an elementwise operation whose result
+    element is wider than a tile operand's (``acc += x``, fp16 ``x`` into an fp32 ``acc``) reads the
+    operand through an ``arith.extf`` / ``arith.extsi`` of the operand's shape at the result's width
+    (Triton ``semantic.binary_op_type_checking_impl`` casts both operands to the promoted type)."""
+    out = []
+    for t, n in enumerate(order):
+        a = attrs[n]
+        if a["kind"] != "elementwise" or n in cube or n not in root or ".to(" in (a.get("label") or ""):
+            continue
+        wide = _bytes_of(shp[n], dt[n], dtypes)
+        if wide is None or wide[2] is None:
+            continue
+        for p in g.predecessors(n):
+            if p not in root or not shp.get(p):
+                continue
+            narrow = _bytes_of(shp[p], dt[p], dtypes)
+            if narrow is None or narrow[2] is None or narrow[2] >= wide[2]:
+                continue
+            numel = product(parse_expr(str(d)) for d in shp[p])
+            out.append((t, n, p, numel * wide[2]))
+    return out
+
+
+def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_index, cube,
+             hoisted: set, stages: Expr, widens: dict) -> Expr:
+    """The ``certain`` side of :func:`ub_bounds`: the largest sum of whole tiles that are live together
+    on every compiler path.
+
+    At an operation, the buffers of its tile operands and of its result are all live (an operand is
+    read while the result is written; where the result may take an operand's buffer, rule 2, they are
+    one buffer).  Around it, a buffer written in an enclosing loop and live from before the loop to its
+    end is the loop's iter arg: live through every iteration.  A multibuffered copy's buffer
+    (``hoisted``, only where ``stages`` may exceed 1) is one allocation of ``stages`` slots made
+    before the loop (MLIR ``memref::multiBuffer``, mlir/lib/Dialect/MemRef/Transforms/MultiBuffer.cpp:
+    the alloc is hoisted out of the loop with a leading dimension of the buffer count), so it is live
+    through the loop too; it is counted as ``bytes x (stages - 1)``, nothing when multibuffer is off.
+    An operation that widens an operand implicitly (``widens``: node -> operands) is two steps, the
+    cast and the operation on the cast's copy; the copy, and a result that may be that copy reused in
+    place, are ``estimated`` only: the certain sets are the narrow operand (at the cast) and the other
+    operands with a result that is one of theirs in place (at the operation).
+    Each tile counts its elements only (no 32-byte padding, no instruction scratch); a per-row vector
+    counts only where it is an operand or carried, never for living beside others; code motion, which could shorten other
+    live ranges (the compiler's enable-code-motion, one of its overflow retries), cannot separate an
+    operation from its operands.
+    """
+    index = {r: i for i, r in enumerate(roots)}
+    whole = set(roots)
+    carried: dict = {}
+    slots: dict = {}
+    for r in whole:
+        i = index[r]
+        loops = {L for m in order if root.get(m) == r for L in in_loops(m)}
+        for L in loops:
+            if spans[i][0] <= first_index(L) and spans[i][1] >= last_index(L) and pos[r] < first_index(L):
+                carried.setdefault(L, set()).add(r)
+            elif r in hoisted:
+                slots.setdefault(L, set()).add(r)
+    sizes = [spans[index[r]][2] for r in roots]
+    seen: set = set()
+    for n in order:
+        if n in cube:
+            continue
+        wide = widens.get(n, set())
+        here = {root[p] for p in g.predecessors(n) if p in root and p not in wide}
+        if n in root and (not wide or root[n] in here):
+            here.add(root[n])
+        groups = [here] + [{root[p]} for p in sorted(wide, key=str)]
+        around: set = set()
+        extra: set = set()
+        for L in in_loops(n):
+            around |= carried.get(L, set())
+            extra |= slots.get(L, set())
+        for grp in groups:
+            grp = (grp & whole) | around
+            if len(grp) + len(extra - grp) > 1:
+                seen.add((frozenset(grp), frozenset(extra - grp)))
+    key = lambda r: index[r]  # noqa: E731
+    for here, extra in seen:
+        if any(here <= h and extra <= x and (here, extra) != (h, x) for h, x in seen):
+            continue
+        parts = [spans[index[r]][2] for r in sorted(here, key=key)]
+        parts += [spans[index[r]][2] * (stages - const(1)) for r in sorted(extra, key=key)]
+        sizes.append(total(parts))
+    return emax(*sizes)
 
 
 def _dtype(g, n, a: dict, known: dict, names: dict, dtypes: dict) -> Optional[str]:

@@ -21,7 +21,7 @@ class AscendFamily(ChipFamily):
     pow2_tiles = False
     min_num_stages = 0
     config_knobs = frozenset({MULTIBUFFER})
-    cost_terms = frozenset({"multibuffer", "ub_alignment"})
+    cost_terms = frozenset({"multibuffer", "ub_alignment", "ub_overflow_risk"})
     cost_profile = "ascend"
     reports_registers = False
     fit_advice = "split the work into a loop over a smaller block"
