@@ -58,6 +58,8 @@ class ModuleIndex:
     constants: dict[str, int] = field(default_factory=dict)
     imports: dict[str, ImportRef] = field(default_factory=dict)
     star_imports: list[ImportRef] = field(default_factory=list)
+    #: The text the module was parsed from.
+    source: Optional[str] = field(default=None, repr=False, compare=False)
 
     def source_hash(self, func: cst.FunctionDef) -> str:
         """sha256 of a function's source text (decorators included)."""
@@ -105,6 +107,23 @@ def remember(path: str, index: ModuleIndex) -> None:
         _keep(os.path.abspath(path), (stamp, index))
 
 
+_LAST_BUILT: list = [None]  # the ModuleIndex the front end built last
+
+
+def remember_text(index: "ModuleIndex") -> None:
+    """Keep the index the front end built from a text (a file's, or an editor's unsaved buffer), so a
+    rule reading the same text again (:func:`last_index`) does not parse it again."""
+    _LAST_BUILT[0] = index
+
+
+def last_index(source: str, path: Optional[str]) -> Optional["ModuleIndex"]:
+    """The index the front end built last, when it was built from ``source`` at ``path``; else None."""
+    index = _LAST_BUILT[0]
+    if index is not None and index.path == (path or "<source>") and index.source == source:
+        return index
+    return None
+
+
 def load_module(path: str) -> ModuleIndex:
     """Parse ``path`` once per (size, mtime); raises :class:`AnalysisError` when it cannot be read or parsed."""
     path = os.path.abspath(path)
@@ -129,7 +148,8 @@ def index_module(source: str, path: Optional[str], module: Optional[cst.Module] 
     if scan is None:
         scan = ModuleScan(module)
     info = SourceInfo(module, positions, path, scan.imports)
-    index = ModuleIndex(path=path or "<source>", info=info, scan=scan, constants=module_constants(module, scan, info))
+    index = ModuleIndex(path=path or "<source>", info=info, scan=scan, constants=module_constants(module, scan, info),
+                        source=source)
     for scope, func in scan.functions:
         if not scope and (is_jit_def(func) or is_compile_time_def(func)):
             index.jit_defs.setdefault(func.name.value, func)

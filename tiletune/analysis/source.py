@@ -8,13 +8,11 @@ project-wide resolver; it imports none of them.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import io
 import os
 import re
 import tokenize
-import warnings
 from typing import Any, Optional
 
 import libcst as cst
@@ -24,7 +22,7 @@ from ..deep_stack import MAX_EXPRESSION_DEPTH, too_deep
 from ..errors import AnalysisError
 from ..files import UnreadableFileError, read_regular_bytes
 from .model import Span
-from .positions import LazyPositions, whole_module_positions
+from .positions import LazyPositions, python_tree, whole_module_positions
 
 __all__ = ["is_jit_def", "is_compile_time_def", "iter_nodes", "SourceInfo", "ModuleScan", "ScopeKey", "read_source", "parse", "positions_of", "module_constants",
            "dotted_name"]
@@ -112,9 +110,7 @@ def parse(source: str, file: Optional[str]) -> cst.Module:
     crash libcst's native parser (thousands of nested brackets).
     """
     try:
-        with warnings.catch_warnings():  # e.g. invalid escape sequences: not our business
-            warnings.simplefilter("ignore")
-            tree = compile(source, file or "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        tree = python_tree(source)
     except (SyntaxError, ValueError) as exc:  # incl. IndentationError, TabError; NUL bytes
         line, column = getattr(exc, "lineno", None), max((getattr(exc, "offset", None) or 1) - 1, 0)
         if line is None and "\0" in source:
