@@ -6,7 +6,6 @@ project by reading them, never importing them.
 
 from __future__ import annotations
 
-import functools
 import os
 from typing import Optional
 
@@ -35,10 +34,9 @@ def wraps_autotune(source: str, path: Optional[str], decorator: str) -> Optional
     return _follow(home, name, 0, set())
 
 
-@functools.lru_cache(maxsize=4)
 def _home_index(source: str, path: Optional[str]) -> ModuleIndex:
-    """The index of the file being read, once per text (the lint asks once per decorator of each kernel):
-    the one the analysis of this very text built, else a fresh one."""
+    """The index of the file being read: the one the analysis of this very text built (the lint asks
+    after analysing it, once per decorator of each kernel), else a fresh one."""
     return last_index(source, path) or index_module(source, path)
 
 

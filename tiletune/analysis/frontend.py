@@ -27,7 +27,7 @@ from .heuristics import read_heuristics
 import libcst as cst
 
 from .launches import build_launch, launches_by_kernel
-from .positions import python_tree
+from .positions import forget_tree, python_tree
 from .model import KernelSpec, LaunchSite, ModuleSpec
 from .resolver import ModuleIndex, cached_index, index_module, remember, remember_text, project_launch_calls, resolve_helpers
 from .source import ModuleScan, SourceInfo, is_compile_time_def, is_jit_def, parse, positions_of, read_source
@@ -128,6 +128,7 @@ def _analyze(source: str, file: Optional[str], force: _Force, project: bool = Fa
             return run_deep(_analyze_module, source, file, force, project, constants)
         return _analyze_module(source, file, force, project, constants)
     finally:
+        forget_tree()
         if was_enabled:
             gc.enable()
 

@@ -30,7 +30,7 @@ from libcst.metadata.position_provider import NEWLINE_RE
 
 from .cst_text import is_cst_node
 
-__all__ = ["LazyPositions", "whole_module_positions", "python_tree"]
+__all__ = ["LazyPositions", "whole_module_positions", "python_tree", "forget_tree"]
 
 _LAST_TREE: list = [None, None]  # [source, its ast.Module]
 
@@ -49,6 +49,11 @@ def python_tree(source: str) -> ast.Module:
         tree = compile(source, "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     _LAST_TREE[:] = [source, tree]
     return tree
+
+
+def forget_tree() -> None:
+    """Drop the tree :func:`python_tree` keeps (the front end calls it when an analysis is done)."""
+    _LAST_TREE[:] = [None, None]
 
 
 def whole_module_positions(module: cst.Module) -> Any:

@@ -29,7 +29,8 @@ from ..errors import AnalysisError
 from ..files import read_regular_bytes
 from .source import ModuleScan, SourceInfo, dotted_name, is_compile_time_def, is_jit_def, iter_nodes, module_constants, parse, positions_of, read_source
 
-__all__ = ["ModuleIndex", "load_module", "Resolution", "resolve_helpers", "package_root", "project_launch_calls"]
+__all__ = ["ModuleIndex", "load_module", "Resolution", "resolve_helpers", "package_root", "project_launch_calls",
+           "remember_text", "last_index", "forget_text"]
 
 _MAX_DEPTH = 8
 #: Import roots that are never project helpers: the body analysis knows them.
@@ -114,6 +115,12 @@ def remember_text(index: "ModuleIndex") -> None:
     """Keep the index the front end built from a text (a file's, or an editor's unsaved buffer), so a
     rule reading the same text again (:func:`last_index`) does not parse it again."""
     _LAST_BUILT[0] = index
+
+
+def forget_text() -> None:
+    """Drop the index :func:`remember_text` keeps (the lint calls it when a file is done: a syntax tree
+    kept alive between files is memory, and work for the cyclic collector)."""
+    _LAST_BUILT[0] = None
 
 
 def last_index(source: str, path: Optional[str]) -> Optional["ModuleIndex"]:
