@@ -206,6 +206,7 @@ class LazyPositions(Mapping):
         self._computed: dict = {}
         self._raw: dict = {}  # node -> ((line, column), (line, column)) of the statements computed so far
         self._owner: dict[int, int] = {}  # id(node) -> index of its top-level statement
+        self._top: Optional[dict[int, int]] = None  # id(top-level statement) -> its index
         self._indexed = 0  # statements whose nodes are in _owner
         self._done: set[int] = set()
         self._starts: Optional[list[int]] = None
@@ -221,6 +222,11 @@ class LazyPositions(Mapping):
         for a node of another module (the resolver chains the positions of several modules)."""
         key = id(node)
         body = self._module.body
+        if self._top is None:  # a top-level statement (a kernel's def) needs no walk
+            self._top = {id(stmt): i for i, stmt in enumerate(body)}
+        top = self._top.get(key)
+        if top is not None:
+            return top
         if not self._owner:
             self._owner[id(self._module)] = -1
             for part in (self._module.header, self._module.footer):

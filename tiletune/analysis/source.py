@@ -21,6 +21,7 @@ import libcst as cst
 from ..deep_stack import MAX_EXPRESSION_DEPTH, too_deep
 from ..errors import AnalysisError
 from ..files import UnreadableFileError, read_regular_bytes
+from .cst_text import is_cst_node
 from .model import Span
 from .positions import LazyPositions, python_tree, whole_module_positions
 
@@ -199,6 +200,10 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
+#: Per node class: ModuleScan's visit and leave methods for it (or None) and its child fields.
+_SCAN_HOOKS: dict[type, tuple] = {}
+
+
 class ModuleScan:
     """Collects, by scope: imports, ``def``s, simple assignments and ``x[...](...)`` calls.
 
@@ -223,20 +228,24 @@ class ModuleScan:
         self._walk(module)
 
     def _walk(self, node: cst.CSTNode) -> None:
-        visit = getattr(self, "visit_" + type(node).__name__, None)
+        cls = type(node)
+        hooks = _SCAN_HOOKS.get(cls)
+        if hooks is None:
+            hooks = _SCAN_HOOKS[cls] = (getattr(ModuleScan, "visit_" + cls.__name__, None),
+                                        getattr(ModuleScan, "leave_" + cls.__name__, None), _child_fields(cls))
+        visit, leave, fields = hooks
         if visit is not None:
-            visit(node)
-        for name in _child_fields(type(node)):
+            visit(self, node)
+        for name in fields:
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                self._walk(value)
-            elif isinstance(value, (list, tuple)):
+            if isinstance(value, (list, tuple)):
                 for item in value:
-                    if isinstance(item, cst.CSTNode):
+                    if is_cst_node(item):
                         self._walk(item)
-        leave = getattr(self, "leave_" + type(node).__name__, None)
+            elif is_cst_node(value):
+                self._walk(value)
         if leave is not None:
-            leave(node)
+            leave(self, node)
 
     @property
     def enables_tiletune(self) -> bool:
