@@ -184,10 +184,10 @@ def iter_nodes(root: cst.CSTNode):
         yield node
         for name in _child_fields(type(node)):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
+            if is_cst_node(value):  # isinstance on libcst's abstract base goes through the ABC machinery
                 stack.append(value)
             elif isinstance(value, (list, tuple)):
-                stack.extend(item for item in value if isinstance(item, cst.CSTNode))
+                stack.extend(item for item in value if is_cst_node(item))
 
 
 def _child_fields(cls: type) -> tuple[str, ...]:
