@@ -62,9 +62,25 @@ class ModuleIndex:
     #: The text the module was parsed from.
     source: Optional[str] = field(default=None, repr=False, compare=False)
 
+    #: Per function of this module, what was read of it once: ``(kind, id(func)) -> (func, value)``.
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def _remembered(self, kind: str, func: cst.FunctionDef, compute: Any) -> Any:
+        hit = self._memo.get((kind, id(func)))
+        if hit is None or hit[0] is not func:
+            hit = self._memo[(kind, id(func))] = (func, compute(func))
+        return hit[1]
+
     def source_hash(self, func: cst.FunctionDef) -> str:
-        """sha256 of a function's source text (decorators included)."""
-        return hashlib.sha256(self.info.module.code_for_node(func).encode()).hexdigest()
+        """sha256 of a function's source text (decorators included); once per function (a helper is
+        hashed for every kernel that reaches it)."""
+        return self._remembered("hash", func,
+                                lambda f: hashlib.sha256(self.info.module.code_for_node(f).encode()).hexdigest())
+
+    def called_names(self, func: cst.FunctionDef) -> tuple[frozenset[str], frozenset[str]]:
+        """(dotted names called, bare names read) in ``func``'s body and parameter defaults; once per
+        function (the resolver follows a helper again for every kernel that reaches it)."""
+        return self._remembered("calls", func, lambda f: tuple(frozenset(x) for x in _called_names(f)))
 
 
 _CACHE: dict[str, tuple[tuple[int, int], ModuleIndex]] = {}
@@ -472,7 +488,7 @@ class _Walker:
         return None
 
     def follow(self, index: ModuleIndex, func: cst.FunctionDef, depth: int) -> None:
-        calls, names = _called_names(func)
+        calls, names = index.called_names(func)
         local_params = {p.name.value for p in func.params.params + func.params.kwonly_params}
         for q in sorted(calls):
             parts = q.split(".")
