@@ -6,7 +6,6 @@ project by reading them, never importing them.
 
 from __future__ import annotations
 
-import functools
 import os
 from typing import Optional
 
@@ -14,7 +13,7 @@ import libcst as cst
 
 from ..errors import AnalysisError
 from .decorators import decorator_kind
-from .resolver import ModuleIndex, find_module, index_module, load_module
+from .resolver import ModuleIndex, find_module, index_module, last_index, load_module
 from .source import dotted_name, iter_nodes
 
 __all__ = ["wraps_autotune"]
@@ -35,10 +34,10 @@ def wraps_autotune(source: str, path: Optional[str], decorator: str) -> Optional
     return _follow(home, name, 0, set())
 
 
-@functools.lru_cache(maxsize=4)
 def _home_index(source: str, path: Optional[str]) -> ModuleIndex:
-    """The index of the file being read, once per text (the lint asks once per decorator of each kernel)."""
-    return index_module(source, path)
+    """The index of the file being read: the one the analysis of this very text built (the lint asks
+    after analysing it, once per decorator of each kernel), else a fresh one."""
+    return last_index(source, path) or index_module(source, path)
 
 
 def _follow(index: ModuleIndex, dotted: str, depth: int, seen: set) -> Optional[str]:

@@ -27,8 +27,9 @@ from .heuristics import read_heuristics
 import libcst as cst
 
 from .launches import build_launch, launches_by_kernel
+from .positions import forget_tree, python_tree
 from .model import KernelSpec, LaunchSite, ModuleSpec
-from .resolver import ModuleIndex, cached_index, index_module, remember, project_launch_calls, resolve_helpers
+from .resolver import ModuleIndex, cached_index, index_module, remember, remember_text, project_launch_calls, resolve_helpers
 from .source import ModuleScan, SourceInfo, is_compile_time_def, is_jit_def, parse, positions_of, read_source
 
 __all__ = ["analyze_source", "analyze_file", "analyze_kernel", "SourceInfo"]
@@ -127,6 +128,7 @@ def _analyze(source: str, file: Optional[str], force: _Force, project: bool = Fa
             return run_deep(_analyze_module, source, file, force, project, constants)
         return _analyze_module(source, file, force, project, constants)
     finally:
+        forget_tree()
         if was_enabled:
             gc.enable()
 
@@ -138,7 +140,7 @@ _DIRECT_DEPTH = 100
 def _nested_deeply(source: str) -> bool:
     """True when some expression of ``source`` nests :data:`_DIRECT_DEPTH` levels or more (or Python cannot tell)."""
     try:
-        tree = ast.parse(source)
+        tree = python_tree(source)
     except SyntaxError:
         return False  # parse() reports it with its position
     except (RecursionError, MemoryError, ValueError):
@@ -162,6 +164,7 @@ def _analyze_module(source: str, file: Optional[str], force: _Force, project: bo
         index = index_module(source, file, module, positions, scan)
         if project and file:
             remember(file, index)
+    remember_text(index)
     info, scan = index.info, index.scan
     result = ModuleSpec(file=file, enables_tiletune=scan.enables_tiletune)
     kernels = find_kernels(info, scan, force)

@@ -110,19 +110,21 @@ def _first_param(params: cst.Parameters) -> Optional[str]:
     return None
 
 
+# The recursive walks below are module functions, not closures: a closure that calls itself is a
+# reference cycle, which kept the syntax tree it reached alive until the cyclic collector ran.
 def _returned_values(func: cst.FunctionDef) -> list[cst.BaseExpression]:
     out: list[cst.BaseExpression] = []
-
-    def visit(node: cst.CSTNode) -> None:
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not func:
-            return
-        if isinstance(node, cst.Return) and node.value is not None:
-            out.append(node.value)
-        for child in node.children:
-            visit(child)
-
-    visit(func)
+    _visit_returns(func, func, out)
     return out
+
+
+def _visit_returns(node: cst.CSTNode, func: cst.FunctionDef, out: list) -> None:
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not func:
+        return
+    if isinstance(node, cst.Return) and node.value is not None:
+        out.append(node.value)
+    for child in node.children:
+        _visit_returns(child, func, out)
 
 
 def _read_meta_function(
@@ -173,29 +175,29 @@ def _collect_meta_keys(node: cst.CSTNode, meta: str, out: list[str]) -> None:
 def _value_names(node: cst.CSTNode, include_callees: bool) -> list[str]:
     """Names read as values in ``node`` (not attribute names, not keyword names)."""
     out: list[str] = []
-
-    def visit(n: cst.CSTNode) -> None:
-        if isinstance(n, cst.Name):
-            if n.value not in ("True", "False", "None") and n.value not in out:
-                out.append(n.value)
-        elif isinstance(n, cst.Attribute):
-            visit(n.value)
-        elif isinstance(n, cst.Call):
-            if include_callees:
-                visit(n.func)
-            for a in n.args:
-                visit(a.value)
-        elif isinstance(n, cst.Arg):
-            visit(n.value)
-        elif isinstance(n, cst.Lambda):
-            inner = [p.name.value for p in n.params.params]
-            out.extend(x for x in _value_names(n.body, include_callees) if x not in inner and x not in out)
-        else:
-            for child in n.children:
-                visit(child)
-
-    visit(node)
+    _visit_names(node, include_callees, out)
     return out
+
+
+def _visit_names(n: cst.CSTNode, include_callees: bool, out: list[str]) -> None:
+    if isinstance(n, cst.Name):
+        if n.value not in ("True", "False", "None") and n.value not in out:
+            out.append(n.value)
+    elif isinstance(n, cst.Attribute):
+        _visit_names(n.value, include_callees, out)
+    elif isinstance(n, cst.Call):
+        if include_callees:
+            _visit_names(n.func, include_callees, out)
+        for a in n.args:
+            _visit_names(a.value, include_callees, out)
+    elif isinstance(n, cst.Arg):
+        _visit_names(n.value, include_callees, out)
+    elif isinstance(n, cst.Lambda):
+        inner = [p.name.value for p in n.params.params]
+        out.extend(x for x in _value_names(n.body, include_callees) if x not in inner and x not in out)
+    else:
+        for child in n.children:
+            _visit_names(child, include_callees, out)
 
 
 def _names_of(values: list[cst.CSTNode], meta: Optional[str]) -> list[str]:
@@ -307,27 +309,10 @@ def launches_by_kernel(info: SourceInfo, scan: ModuleScan, kernels: list[KernelE
         if id(func) in kernel_ids:
             by_scope_name[(scope, target)] = func
     class_kernels = {func.name.value: func for scope, func, _ in kernels if scope and isinstance(scope[-1], cst.ClassDef)}
-
-    def kernel_for(scope: tuple, node: cst.BaseExpression, order: int, depth: int = 0) -> Optional[cst.FunctionDef]:
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
-            return class_kernels.get(node.attr.value)
-        if not isinstance(node, cst.Name) or depth > 8:
-            return None
-        for i in range(len(scope), -1, -1):
-            sub = scope[:i]
-            if (sub, node.value) in by_scope_name:
-                return by_scope_name[(sub, node.value)]
-            assigned, value = scan.last_assignment(sub, node.value, order if i == len(scope) else None)
-            if assigned:
-                if isinstance(value, (cst.Name, cst.Attribute)) and value is not node:
-                    return kernel_for(sub, value, order, depth + 1)
-                return None
-        return None
-
     out: dict[int, list] = {}
     for scope, call, order in scan.launch_calls:
         target = call.func.value  # type: ignore[attr-defined]
-        func = kernel_for(scope, target, order)
+        func = _kernel_for(scan, by_scope_name, class_kernels, scope, target, order)
         if func is None:
             continue
 
@@ -343,3 +328,22 @@ def launches_by_kernel(info: SourceInfo, scan: ModuleScan, kernels: list[KernelE
 
         out.setdefault(id(func), []).append(build_launch(info, call, resolve))
     return out
+
+
+def _kernel_for(scan: ModuleScan, by_scope_name: dict, class_kernels: dict, scope: tuple, node: cst.BaseExpression,
+                order: int, depth: int = 0) -> Optional[cst.FunctionDef]:
+    """The kernel the launched name ``node`` (seen in ``scope`` at visiting order ``order``) stands for."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+        return class_kernels.get(node.attr.value)
+    if not isinstance(node, cst.Name) or depth > 8:
+        return None
+    for i in range(len(scope), -1, -1):
+        sub = scope[:i]
+        if (sub, node.value) in by_scope_name:
+            return by_scope_name[(sub, node.value)]
+        assigned, value = scan.last_assignment(sub, node.value, order if i == len(scope) else None)
+        if assigned:
+            if isinstance(value, (cst.Name, cst.Attribute)) and value is not node:
+                return _kernel_for(scan, by_scope_name, class_kernels, sub, value, order, depth + 1)
+            return None
+    return None

@@ -85,6 +85,7 @@ class _Reader:
         self.assigned_from: Dict[str, Set[str]] = {}  # a floor division's text -> names assigned from it
         self.steps: Dict[str, Set[str]] = {}  # name -> tiling params it is proportional to (k * BLOCK_K)
         self._addresses: Optional[List[tuple]] = None  # memory_addresses(), read once
+        self._address_deps: Optional[List[tuple]] = None  # address_deps(), read once the walk is done
         self._divisions: Dict[int, tuple] = {}  # id(value) -> (value, texts of its floor divisions)
 
     # ----- dependences ----------------------------------------------------------------------------
@@ -234,9 +235,16 @@ class _Reader:
             self._addresses = found
         return self._addresses
 
+    def address_deps(self) -> List[tuple]:
+        """(call name, address expression, its dependences) of every memory call, in source order; the
+        dependences are final once the walk is done, so the three patterns share one reading."""
+        if self._address_deps is None:
+            self._address_deps = [(n, a, self.expr_deps(a)) for n, a in self.memory_addresses()]
+        return self._address_deps
+
     # ----- the three patterns ------------------------------------------------------------------------
     def floor_divisions(self) -> None:
-        addresses = [(n, a, self.expr_deps(a), _text(a)) for n, a in self.memory_addresses()]
+        addresses = [(n, a, d, _text(a)) for n, a, d in self.address_deps()]
         for div in _floor_divisions(self.func.body):
             left, right = self.expr_deps(div.left), self.expr_deps(div.right)
             params = sorted(self.step_params(div.left))
@@ -255,7 +263,7 @@ class _Reader:
                     break
 
     def stepped_pointers(self) -> None:
-        addresses = [(n, self.expr_deps(a)) for n, a in self.memory_addresses()]
+        addresses = [(n, d) for n, _, d in self.address_deps()]
         for loop_deps, body in self.loops:
             params = sorted(loop_deps & self.tiling)
             if not params:
@@ -285,8 +293,7 @@ class _Reader:
                                  f"one entry per {p} elements")
 
     def block_indexed(self) -> None:
-        for call, addr in self.memory_addresses():
-            d = self.expr_deps(addr)
+        for call, addr, d in self.address_deps():
             if _TILE in d:
                 continue
             for p, names in self.block_vars.items():
@@ -378,4 +385,7 @@ def find_meaning(func: cst.FunctionDef, tiling: Iterable[str], params: Iterable[
     ``tiling``: the kernel's tiling constexprs; ``params``: all its
     parameters.  Reads the body only; never runs it.
     """
+    tiling = list(tiling)
+    if not tiling:  # each pattern names a tiling parameter: none, nothing to find
+        return {}
     return _Reader(func, tiling, params).run()

@@ -18,16 +18,42 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import warnings
 from collections.abc import Mapping
 from typing import Any, Iterator, Optional
 
 import libcst as cst
 
-from .cst_text import is_cst_node
-from libcst.metadata import MetadataWrapper, PositionProvider
-from libcst.metadata.position_provider import PositionProvidingCodegenState
+from libcst._nodes.internal import CodegenState
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata.position_provider import NEWLINE_RE
 
-__all__ = ["LazyPositions", "whole_module_positions"]
+from .cst_text import is_cst_node
+
+__all__ = ["LazyPositions", "whole_module_positions", "python_tree", "forget_tree"]
+
+_LAST_TREE: list = [None, None]  # [source, its ast.Module]
+
+
+def python_tree(source: str) -> ast.Module:
+    """Python's own parse of ``source`` (``ast``, warnings silenced), the last text's tree kept: the front
+    end's depth check, its syntax check and these positions read the same text's tree in turn.
+
+    Raises what ``compile`` raises (``SyntaxError``, ``ValueError`` for NUL bytes, ``RecursionError``,
+    ``MemoryError``); the callers handle it as they did their own parse.  Read the tree, never change it.
+    """
+    if _LAST_TREE[1] is not None and _LAST_TREE[0] == source:
+        return _LAST_TREE[1]
+    with warnings.catch_warnings():  # e.g. invalid escape sequences: not the analysis' business
+        warnings.simplefilter("ignore")
+        tree = compile(source, "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    _LAST_TREE[:] = [source, tree]
+    return tree
+
+
+def forget_tree() -> None:
+    """Drop the tree :func:`python_tree` keeps (the front end calls it when an analysis is done)."""
+    _LAST_TREE[:] = [None, None]
 
 
 def whole_module_positions(module: cst.Module) -> Any:
@@ -47,11 +73,73 @@ def whole_module_positions(module: cst.Module) -> Any:
     return wrapper.resolve(PositionProvider)
 
 
-class _Sink:
-    """What the provider's codegen state writes into (it reads and writes ``_computed``)."""
+class _Syntactic:
+    """``with state.record_syntactic_position(node, start_node=, end_node=)``: the provider's context
+    manager as a small object (the generator-based one costs more than the rest of the bookkeeping)."""
 
-    def __init__(self, computed: dict):
-        self._computed = computed
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+    def __init__(self, state: "_RawState", node: Any, start_node: Any, end_node: Any) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = (self.state.line, self.state.column)
+
+    def __exit__(self, *exc: Any) -> None:
+        state, raw = self.state, self.state.raw
+        start = raw[self.start_node][0] if self.start_node is not None else self.start
+        end = raw[self.end_node][1] if self.end_node is not None else (state.line, state.column)
+        raw[self.node] = (start, end)
+
+
+class _RawState(CodegenState):
+    """``PositionProvidingCodegenState`` with the same ranges, kept as ``((line, column), (line, column))``
+    tuples in ``raw`` and without the generated text (the positions are all a lint reads; building a
+    ``CodeRange`` per node and keeping every token cost more than libcst's walk itself).  The ranges become
+    ``CodeRange`` objects when they are read (:meth:`LazyPositions.__getitem__`)."""
+
+    def __init__(self, default_indent: str, default_newline: str, raw: dict, line: int) -> None:
+        super().__init__(default_indent=default_indent, default_newline=default_newline)
+        self.raw = raw
+        self.line = line  # one-indexed
+        self.column = 0
+        self._stack: list = []
+
+    def add_indent_tokens(self) -> None:
+        for token in self.indent_tokens:
+            self.add_token(token)
+
+    def add_token(self, value: str) -> None:
+        if "\r" in value:  # the provider's own split (a source holding \r never gets here; kept for safety)
+            segments = NEWLINE_RE.split(value)
+            if len(segments) == 1:
+                self.column += len(value)
+            else:
+                self.line += len(segments) - 1
+                self.column = len(segments[-1])
+            return
+        newlines = value.count("\n")
+        if newlines:
+            self.line += newlines
+            self.column = len(value) - value.rfind("\n") - 1
+        else:
+            self.column += len(value)
+
+    def before_codegen(self, node: Any) -> None:
+        self._stack.append((self.line, self.column))
+
+    def after_codegen(self, node: Any) -> None:
+        start = self._stack.pop()
+        if node not in self.raw:  # a syntactic position recorded by the node itself wins
+            self.raw[node] = (start, (self.line, self.column))
+
+    def record_syntactic_position(self, node: Any, *, start_node: Any = None, end_node: Any = None) -> _Syntactic:
+        return _Syntactic(self, node, start_node, end_node)
+
+
+def _code_range(raw: tuple) -> CodeRange:
+    (l0, c0), (l1, c1) = raw
+    return CodeRange(CodePosition(l0, c0), CodePosition(l1, c1))
 
 
 def _statement_lines(source: str, module: cst.Module) -> Optional[list[int]]:
@@ -60,7 +148,7 @@ def _statement_lines(source: str, module: cst.Module) -> Optional[list[int]]:
     if "\r" in source:
         return None  # libcst and ast may count a lone \r differently
     try:
-        body = ast.parse(source).body
+        body = python_tree(source).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     starts: list[int] = []
@@ -116,7 +204,9 @@ class LazyPositions(Mapping):
         self._module = module
         self._source = source
         self._computed: dict = {}
+        self._raw: dict = {}  # node -> ((line, column), (line, column)) of the statements computed so far
         self._owner: dict[int, int] = {}  # id(node) -> index of its top-level statement
+        self._top: Optional[dict[int, int]] = None  # id(top-level statement) -> its index
         self._indexed = 0  # statements whose nodes are in _owner
         self._done: set[int] = set()
         self._starts: Optional[list[int]] = None
@@ -132,6 +222,11 @@ class LazyPositions(Mapping):
         for a node of another module (the resolver chains the positions of several modules)."""
         key = id(node)
         body = self._module.body
+        if self._top is None:  # a top-level statement (a kernel's def) needs no walk
+            self._top = {id(stmt): i for i, stmt in enumerate(body)}
+        top = self._top.get(key)
+        if top is not None:
+            return top
         if not self._owner:
             self._owner[id(self._module)] = -1
             for part in (self._module.header, self._module.footer):
@@ -152,10 +247,7 @@ class LazyPositions(Mapping):
             self._whole()
             return
         module = self._module
-        state = PositionProvidingCodegenState(default_indent=module.default_indent,
-                                              default_newline=module.default_newline,
-                                              provider=_Sink(self._computed))
-        state.line = self._starts[i]
+        state = _RawState(module.default_indent, module.default_newline, self._raw, self._starts[i])
         module.body[i]._codegen(state)
         self._done.add(i)
 
@@ -165,6 +257,10 @@ class LazyPositions(Mapping):
             if r is None:
                 raise KeyError(node)
             return r
+        raw = self._raw.get(node)
+        if raw is not None:
+            r = self._computed[node] = _code_range(raw)
+            return r
         i = self._statement_of(node) if isinstance(node, cst.CSTNode) else None
         if i is None:
             raise KeyError(node)  # not a node of this module
@@ -172,7 +268,10 @@ class LazyPositions(Mapping):
             self._whole()  # the module itself or its header/footer lines
         else:
             self._compute(i)
-        return self._computed[node]
+        if self._all:
+            return self._computed[node]
+        r = self._computed[node] = _code_range(self._raw[node])
+        return r
 
     def __iter__(self) -> Iterator[Any]:
         self._whole()

@@ -29,7 +29,8 @@ from ..errors import AnalysisError
 from ..files import read_regular_bytes
 from .source import ModuleScan, SourceInfo, dotted_name, is_compile_time_def, is_jit_def, iter_nodes, module_constants, parse, positions_of, read_source
 
-__all__ = ["ModuleIndex", "load_module", "Resolution", "resolve_helpers", "package_root", "project_launch_calls"]
+__all__ = ["ModuleIndex", "load_module", "Resolution", "resolve_helpers", "package_root", "project_launch_calls",
+           "remember_text", "last_index", "forget_text"]
 
 _MAX_DEPTH = 8
 #: Import roots that are never project helpers: the body analysis knows them.
@@ -58,10 +59,28 @@ class ModuleIndex:
     constants: dict[str, int] = field(default_factory=dict)
     imports: dict[str, ImportRef] = field(default_factory=dict)
     star_imports: list[ImportRef] = field(default_factory=list)
+    #: The text the module was parsed from.
+    source: Optional[str] = field(default=None, repr=False, compare=False)
+
+    #: Per function of this module, what was read of it once: ``(kind, id(func)) -> (func, value)``.
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def _remembered(self, kind: str, func: cst.FunctionDef, compute: Any) -> Any:
+        hit = self._memo.get((kind, id(func)))
+        if hit is None or hit[0] is not func:
+            hit = self._memo[(kind, id(func))] = (func, compute(func))
+        return hit[1]
 
     def source_hash(self, func: cst.FunctionDef) -> str:
-        """sha256 of a function's source text (decorators included)."""
-        return hashlib.sha256(self.info.module.code_for_node(func).encode()).hexdigest()
+        """sha256 of a function's source text (decorators included); once per function (a helper is
+        hashed for every kernel that reaches it)."""
+        return self._remembered("hash", func,
+                                lambda f: hashlib.sha256(self.info.module.code_for_node(f).encode()).hexdigest())
+
+    def called_names(self, func: cst.FunctionDef) -> tuple[frozenset[str], frozenset[str]]:
+        """(dotted names called, bare names read) in ``func``'s body and parameter defaults; once per
+        function (the resolver follows a helper again for every kernel that reaches it)."""
+        return self._remembered("calls", func, lambda f: tuple(frozenset(x) for x in _called_names(f)))
 
 
 _CACHE: dict[str, tuple[tuple[int, int], ModuleIndex]] = {}
@@ -105,6 +124,29 @@ def remember(path: str, index: ModuleIndex) -> None:
         _keep(os.path.abspath(path), (stamp, index))
 
 
+_LAST_BUILT: list = [None]  # the ModuleIndex the front end built last
+
+
+def remember_text(index: "ModuleIndex") -> None:
+    """Keep the index the front end built from a text (a file's, or an editor's unsaved buffer), so a
+    rule reading the same text again (:func:`last_index`) does not parse it again."""
+    _LAST_BUILT[0] = index
+
+
+def forget_text() -> None:
+    """Drop the index :func:`remember_text` keeps (the lint calls it when a file is done: a syntax tree
+    kept alive between files is memory, and work for the cyclic collector)."""
+    _LAST_BUILT[0] = None
+
+
+def last_index(source: str, path: Optional[str]) -> Optional["ModuleIndex"]:
+    """The index the front end built last, when it was built from ``source`` at ``path``; else None."""
+    index = _LAST_BUILT[0]
+    if index is not None and index.path == (path or "<source>") and index.source == source:
+        return index
+    return None
+
+
 def load_module(path: str) -> ModuleIndex:
     """Parse ``path`` once per (size, mtime); raises :class:`AnalysisError` when it cannot be read or parsed."""
     path = os.path.abspath(path)
@@ -129,7 +171,8 @@ def index_module(source: str, path: Optional[str], module: Optional[cst.Module] 
     if scan is None:
         scan = ModuleScan(module)
     info = SourceInfo(module, positions, path, scan.imports)
-    index = ModuleIndex(path=path or "<source>", info=info, scan=scan, constants=module_constants(module, scan, info))
+    index = ModuleIndex(path=path or "<source>", info=info, scan=scan, constants=module_constants(module, scan, info),
+                        source=source)
     for scope, func in scan.functions:
         if not scope and (is_jit_def(func) or is_compile_time_def(func)):
             index.jit_defs.setdefault(func.name.value, func)
@@ -445,7 +488,7 @@ class _Walker:
         return None
 
     def follow(self, index: ModuleIndex, func: cst.FunctionDef, depth: int) -> None:
-        calls, names = _called_names(func)
+        calls, names = index.called_names(func)
         local_params = {p.name.value for p in func.params.params + func.params.kwonly_params}
         for q in sorted(calls):
             parts = q.split(".")

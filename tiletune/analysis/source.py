@@ -8,13 +8,11 @@ project-wide resolver; it imports none of them.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import io
 import os
 import re
 import tokenize
-import warnings
 from typing import Any, Optional
 
 import libcst as cst
@@ -23,8 +21,9 @@ import libcst as cst
 from ..deep_stack import MAX_EXPRESSION_DEPTH, too_deep
 from ..errors import AnalysisError
 from ..files import UnreadableFileError, read_regular_bytes
+from .cst_text import is_cst_node
 from .model import Span
-from .positions import LazyPositions, whole_module_positions
+from .positions import LazyPositions, python_tree, whole_module_positions
 
 __all__ = ["is_jit_def", "is_compile_time_def", "iter_nodes", "SourceInfo", "ModuleScan", "ScopeKey", "read_source", "parse", "positions_of", "module_constants",
            "dotted_name"]
@@ -123,9 +122,7 @@ def parse(source: str, file: Optional[str]) -> cst.Module:
     crash libcst's native parser (thousands of nested brackets).
     """
     try:
-        with warnings.catch_warnings():  # e.g. invalid escape sequences: not our business
-            warnings.simplefilter("ignore")
-            tree = compile(source, file or "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        tree = python_tree(source)
     except (SyntaxError, ValueError) as exc:  # incl. IndentationError, TabError; NUL bytes
         line, column = getattr(exc, "lineno", None), max((getattr(exc, "offset", None) or 1) - 1, 0)
         if line is None and "\0" in source:
@@ -198,10 +195,10 @@ def iter_nodes(root: cst.CSTNode):
         yield node
         for name in _child_fields(type(node)):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
+            if is_cst_node(value):  # isinstance on libcst's abstract base goes through the ABC machinery
                 stack.append(value)
             elif isinstance(value, (list, tuple)):
-                stack.extend(item for item in value if isinstance(item, cst.CSTNode))
+                stack.extend(item for item in value if is_cst_node(item))
 
 
 def _child_fields(cls: type) -> tuple[str, ...]:
@@ -212,6 +209,10 @@ def _child_fields(cls: type) -> tuple[str, ...]:
         )
         _CHILD_FIELDS[cls] = names
     return names
+
+
+#: Per node class: ModuleScan's visit and leave methods for it (or None) and its child fields.
+_SCAN_HOOKS: dict[type, tuple] = {}
 
 
 class ModuleScan:
@@ -238,20 +239,24 @@ class ModuleScan:
         self._walk(module)
 
     def _walk(self, node: cst.CSTNode) -> None:
-        visit = getattr(self, "visit_" + type(node).__name__, None)
+        cls = type(node)
+        hooks = _SCAN_HOOKS.get(cls)
+        if hooks is None:
+            hooks = _SCAN_HOOKS[cls] = (getattr(ModuleScan, "visit_" + cls.__name__, None),
+                                        getattr(ModuleScan, "leave_" + cls.__name__, None), _child_fields(cls))
+        visit, leave, fields = hooks
         if visit is not None:
-            visit(node)
-        for name in _child_fields(type(node)):
+            visit(self, node)
+        for name in fields:
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                self._walk(value)
-            elif isinstance(value, (list, tuple)):
+            if isinstance(value, (list, tuple)):
                 for item in value:
-                    if isinstance(item, cst.CSTNode):
+                    if is_cst_node(item):
                         self._walk(item)
-        leave = getattr(self, "leave_" + type(node).__name__, None)
+            elif is_cst_node(value):
+                self._walk(value)
         if leave is not None:
-            leave(node)
+            leave(self, node)
 
     @property
     def enables_tiletune(self) -> bool:

@@ -20,16 +20,18 @@ def _under_npow2(e: Expr) -> set:
     """Symbols that ``e`` mentions only inside ``next_power_of_2(...)``."""
     inside: set = set()
     outside: set = set()
-
-    def walk(x: Expr, under: bool) -> None:
-        if x.op == "sym":
-            (inside if under else outside).add(x.args[0])
-        elif x.op != "const":
-            for arg in x.args:
-                walk(arg, under or x.op == "npow2")
-
-    walk(e, False)
+    _walk_symbols(e, False, inside, outside)
     return inside - outside
+
+
+def _walk_symbols(x: Expr, under: bool, inside: set, outside: set) -> None:
+    """Sort the symbols of ``x`` into ``inside``/``outside`` a ``next_power_of_2`` (a module function: a
+    recursive closure is a reference cycle)."""
+    if x.op == "sym":
+        (inside if under else outside).add(x.args[0])
+    elif x.op != "const":
+        for arg in x.args:
+            _walk_symbols(arg, under or x.op == "npow2", inside, outside)
 
 
 class CreationOps:
