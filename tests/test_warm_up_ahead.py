@@ -45,9 +45,11 @@ def test_children_forked_ahead_warm_their_compilers_while_the_first_tune_analyse
     assert run["forked_ahead"] and warm and all(e["label"] == "ahead, in a child" for e in warm)
     assert min(e["start_s"] for e in warm) < setup["end_s"]  # a child warmed while this process analysed
     assert run["compiled"] == 2  # the children compiled the batch (the kernel was known to them at the fork)
-    # the first batch counts the warm-up once (the time budget's set-up: a hand list pays it) and waited for none
+    # the first batch counts the warm-up once (the time budget's set-up: a hand list pays it)
     assert run["warm_s"] == pytest.approx(max(e["end_s"] - e["start_s"] for e in warm), abs=1e-3)
-    assert run["warm_wait_s"] == 0.0
+    # it waited only for what was left of the warm-ups when the batch came (plus the children's reply)
+    left = max(0.0, max(e["end_s"] for e in warm) - _events(run, "synthesis")[0]["end_s"])
+    assert run["warm_wait_s"] <= left + 0.05
     assert min(e["start_s"] for e in _events(run, "compile")) >= _events(run, "synthesis")[0]["end_s"]
 
 

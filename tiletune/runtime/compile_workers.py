@@ -267,9 +267,9 @@ def _warm_in_child(target: Any) -> Tuple[float, float, float]:
 
 
 #: Children forked ahead, as a first tune starts (:meth:`CompileSession.fork_ahead`): as many as a first batch
-#: usually compiles (4-9 on the H100 bench); the rest of the session's children are forked after the first
-#: batch is handed over, as without.
-AHEAD_CHILDREN = 8
+#: compiles (3-9 on the H100 bench, agreement-check probes included) and one for the launcher's build; the rest
+#: of the session's children are forked after the first batch is handed over, as without.
+AHEAD_CHILDREN = 10
 
 
 def _warmed_in_child() -> Dict[str, Optional[float]]:
@@ -412,8 +412,16 @@ class CompileSession:
 
     def _claim_warm_ups(self) -> None:
         """The first batch counts the warm-up of children forked ahead once, as the wall seconds the slowest
-        finished one took (a hand list pays it in its first compile): :attr:`warm_s`, with nothing waited for."""
-        done = [f.result() for f in self.warm_futures if f.done() and f.exception() is None]
+        one took (a hand list pays it in its first compile): :attr:`warm_s`.  One still running is waited for
+        (at most :data:`LAUNCHER_WAIT_S`; a child compiles nothing before it anyway): :attr:`warm_wait_s`."""
+        t0 = time.perf_counter()
+        done = []
+        for fut in self.warm_futures:
+            try:
+                done.append(fut.result(timeout=max(0.0, t0 + LAUNCHER_WAIT_S - time.perf_counter())))
+            except Exception:  # failed, died or slow: the compiles say so themselves
+                pass
+        self.warm_wait_s += time.perf_counter() - t0
         for seconds, start, end in done:
             _timeline.add("warm_up", "ahead, in a child", start, end)
         self.warm_s += max((end - start for _, start, end in done), default=0.0)
