@@ -97,9 +97,18 @@ def one_run(mode: str, fixture: str, shape: dict, batch: int) -> dict:
         timeline.add("compile", "child", res[3], res[4])
     timeline.add("batch", f"first batch of {len(specs)}", t2, t3)
     events = timeline.stop()
+    from tiletune.runtime.compile_workers import _WARMED, _WARMING
+
+    for warming in _WARMING:  # the warm-up this process started when the session closed (warm_after)
+        warming.join()
+    warm_after_close = bool(_WARMING) and _WARMED.get(repr(target)) is not None
+    again = CompileSession()
+    forked_again = again.fork_ahead([fixtures.load(fixture).KERNEL], target)
+    again.close()
     return {"mode": mode, "fixture": fixture, "shape": shape, "wall_s": t3 - t0, "analysis_s": t1 - t0,
             "synthesis_s": t2 - t1, "batch_s": t3 - t2, "warm_s": session.warm_s, "warm_wait_s": session.warm_wait_s,
-            "thread": thread is not None, "forked_ahead": forked, "compiled": sum(1 for got in compiled.values() if got is not None),
+            "thread": thread is not None, "forked_ahead": forked, "warm_after_close": warm_after_close,
+            "forked_ahead_again": forked_again, "compiled": sum(1 for got in compiled.values() if got is not None),
             "summary": timeline.summary(events), "events": events}
 
 

@@ -53,10 +53,17 @@ def test_children_forked_ahead_warm_their_compilers_while_the_first_tune_analyse
     assert min(e["start_s"] for e in _events(run, "compile")) >= _events(run, "synthesis")[0]["end_s"]
 
 
+def test_after_the_first_tune_this_process_warms_its_compiler_and_later_tunes_fork_from_it(runs):
+    """The session that forked ahead leaves this process warming its own compiler (a thread, after the tune);
+    the next session forks from a warm compiler the usual way instead of ahead."""
+    assert runs["fork"]["warm_after_close"] and not runs["fork"]["forked_ahead_again"]
+    assert not runs["off"]["forked_ahead_again"]  # warm already: nothing forked ahead
+
+
 def test_without_it_this_process_warms_its_compiler_before_the_first_fork(runs):
     run = runs["off"]
     warm, synthesis = _events(run, "warm_up"), _events(run, "synthesis")[0]
-    assert not run["forked_ahead"] and [e["label"] for e in warm] == ["before the first fork"]
+    assert not run["forked_ahead"] and [e["label"] for e in warm] == ["in this process"]
     assert warm[0]["start_s"] >= synthesis["end_s"]
     assert run["warm_wait_s"] >= run["warm_s"] > 0  # the first batch waited for all of it
     assert run["compiled"] == 2

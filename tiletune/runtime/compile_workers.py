@@ -228,6 +228,7 @@ def _warm_body(out_ptr):
 
 _WARMED: Dict[str, Optional[float]] = {}  # target -> seconds its warm-up compile took (None: it failed)
 _WARM_LOCK = threading.Lock()
+_WARMING: List[threading.Thread] = []  # the threads warm_after started
 
 
 def warm_compiler(target: Any) -> Optional[float]:
@@ -255,8 +256,25 @@ def warm_compiler(target: Any) -> Optional[float]:
             _WARMED[key] = None
             return None
         _WARMED[key] = time.perf_counter() - t0
-        _timeline.add("warm_up", "before the first fork", t0, t0 + _WARMED[key])
+        _timeline.add("warm_up", "in this process", t0, t0 + _WARMED[key])
         return _WARMED[key]
+
+
+def warm_after(target: Any) -> Optional[threading.Thread]:
+    """Warm this process's compiler for ``target`` in a daemon thread, once (None when warm or warming).
+
+    Started when the first tune's session closes: that tune forked its
+    children ahead from a cold compiler (:meth:`CompileSession.fork_ahead`)
+    and this process never compiled; later tunes fork from a warm one
+    (:func:`warm_compiler` waits for this thread), so their children do not
+    each pay the set-up again.  Not during the tune: the compile holds the
+    GIL and would slow its synthesis or timings."""
+    if repr(target) in _WARMED or _WARM_LOCK.locked():
+        return None
+    thread = threading.Thread(target=warm_compiler, args=(target,), name="tiletune-warm-up", daemon=True)
+    _WARMING.append(thread)
+    thread.start()
+    return thread
 
 
 def _warm_in_child(target: Any) -> Tuple[float, float, float]:
@@ -391,6 +409,8 @@ class CompileSession:
                 target = driver.active.get_current_target()
             except Exception:  # no device: nothing to compile for
                 return False
+        if repr(target) in _WARMED or _WARM_LOCK.locked():  # warm (or warming): forked from it, the children are too
+            return False
         known: Dict[int, Any] = {}
         for fn in fns:
             while fn is not None and id(fn) not in known:
@@ -540,7 +560,11 @@ class CompileSession:
         self.launcher = None
 
     def close(self) -> None:
-        """Stop the children (a child still compiling, or hung, is terminated)."""
+        """Stop the children (a child still compiling, or hung, is terminated).  After a session forked
+        ahead, this process warms its own compiler in a background thread (:func:`warm_after`)."""
+        if self.ahead_target is not None:
+            target, self.ahead_target = self.ahead_target, None
+            warm_after(target)
         if not self.pools:
             return
         children = [p for pool in self.pools for p in (getattr(pool, "_processes", None) or {}).values()]
