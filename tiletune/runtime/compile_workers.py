@@ -261,7 +261,7 @@ def warm_compiler(target: Any) -> Optional[float]:
 
 
 def warm_after(target: Any) -> Optional[threading.Thread]:
-    """Warm this process's compiler for ``target`` in a daemon thread, once (None when warm or warming).
+    """Warm this process's compiler for ``target`` in a background thread, once (None when warm or warming).
 
     Started when the first tune's session closes: that tune forked its
     children ahead from a cold compiler (:meth:`CompileSession.fork_ahead`)
@@ -271,7 +271,8 @@ def warm_after(target: Any) -> Optional[threading.Thread]:
     GIL and would slow its synthesis or timings."""
     if repr(target) in _WARMED or _WARM_LOCK.locked():
         return None
-    thread = threading.Thread(target=warm_compiler, args=(target,), name="tiletune-warm-up", daemon=True)
+    # not a daemon: a compile cut off at the interpreter's exit could crash it; an exit waits for it instead
+    thread = threading.Thread(target=warm_compiler, args=(target,), name="tiletune-warm-up", daemon=False)
     _WARMING.append(thread)
     thread.start()
     return thread
