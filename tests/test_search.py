@@ -771,18 +771,18 @@ def test_a_first_batch_stops_at_the_deadline_and_abandons_the_rest(monkeypatch):
 def test_candidates_compiled_when_the_deadline_comes_are_timed_short_not_abandoned(monkeypatch):
     """The deadline comes after 2 of a first batch of 8 (0.4 s a screening, 3 s budget, re-timing kept back),
     but nothing is left to compile (the interpreter): the other 6 are timed with the short late screening
-    (10 ms each) instead of abandoned, the late timings stay within LATE_SHARE of the budget, and the search
-    still ends within 10% of it.  Before the fix, 6 were abandoned and the winner was one of the first 2."""
-    from tiletune.runtime.measure import LATE_SHARE
+    (10 ms each) instead of abandoned, and the search still ends within OVER_SHARE (10%) over its budget.
+    Before the fix, 6 were abandoned and the winner was one of the first 2."""
+    from tiletune.runtime.screening import OVER_SHARE
 
     policy = SearchPolicy("timed", first_min=8, first_max=8, max_compiles=1000, max_seconds=3.0)
     tuned, inj = _on_a_virtual_clock(monkeypatch, 400.0, late_ms=10.0, configs=[], search=policy)
     facts = tuned.search_facts
     assert facts["abandoned"] == 0
     assert facts["late_timed"] >= 1
-    assert facts["late_timed"] * 0.010 <= LATE_SHARE * 3.0 + 1e-9
+    assert facts["late_timed"] * 0.010 <= OVER_SHARE * 3.0 + 1e-9
     assert len(tuned.configs_timings) >= facts["first_batch"]
-    assert tuned.bench_time <= 1.1 * 3.0
+    assert tuned.bench_time <= (1 + OVER_SHARE) * 3.0
 
 
 def test_a_re_timing_that_would_end_past_the_deadline_takes_the_short_screening(monkeypatch):
@@ -807,7 +807,7 @@ def test_a_search_well_inside_its_deadline_re_times_at_the_screenings_pace(monke
 
 
 def test_a_late_screening_dearer_than_the_late_share_abandons_the_rest(monkeypatch):
-    """A late screening costs as much as a full one here (0.4 s, over LATE_SHARE of a 3 s budget): after the
+    """A late screening costs as much as a full one here (0.4 s, over OVER_SHARE of a 3 s budget): after the
     first late timing shows it, the rest are abandoned."""
     policy = SearchPolicy("timed", first_min=8, first_max=8, max_compiles=1000, max_seconds=3.0)
     tuned, _ = _on_a_virtual_clock(monkeypatch, 400.0, late_ms=400.0, configs=[], search=policy)
@@ -847,26 +847,37 @@ def test_the_first_batch_narrows_its_deadline_to_the_budget_once_a_compile_is_pr
     assert trial.deadline == 100.0
 
 
-def test_past_the_deadline_only_a_finished_compile_is_timed_and_only_within_the_late_share():
+def test_past_the_deadline_only_a_finished_compile_is_timed_and_only_within_the_over_share():
+    """Past the deadline a candidate is timed only when its compile finished and it (priced at the dearest
+    check so far plus a short screening) and the short re-timing after it end within OVER_SHARE of the budget."""
     from concurrent.futures import Future
 
-    from tiletune.runtime.measure import LATE_SHARE, _Trial
+    from tiletune.runtime.measure import _Trial
     from tiletune.runtime.parallel_compile import CompileQueue
+    from tiletune.runtime.screening import OVER_SHARE
 
     tuned = tiletune.autotune(configs=[], key=["M", "N"])(scale2d_kernel)
     trial = _Trial(tuned, (), {}, None, None, bench=lambda fn: 1.0)
-    trial.started, trial.deadline = 0.0, 10.0
-    queue = CompileQueue()
-    running, finished = Future(), Future()
-    finished.set_result(None)
-    queue.futures.update({0: running, 1: finished})
-    assert not trial.may_time_late(0, queue)  # still compiling: abandoned, never awaited
-    assert trial.may_time_late(1, queue)
-    assert trial.may_time_late(2, queue)  # nothing to compile (cached, or the interpreter)
-    trial.late_s = trial.late_max_s = LATE_SHARE * 10.0 / 2
-    assert trial.may_time_late(1, queue)
-    trial.late_s += 1e-3  # one more late timing would pass LATE_SHARE of the 10 s budget
-    assert not trial.may_time_late(1, queue)
+    clock = bench.VirtualClock()
+    previous = bench.set_clock(clock)
+    try:
+        trial.started, trial.deadline = 0.0, 10.0
+        clock.advance(10_000.0)  # at the deadline
+        queue = CompileQueue()
+        running, finished = Future(), Future()
+        finished.set_result(None)
+        queue.futures.update({0: running, 1: finished})
+        assert not trial.may_time_late(0, queue)  # still compiling: abandoned, never awaited
+        assert trial.may_time_late(1, queue)
+        assert trial.may_time_late(2, queue)  # nothing to compile (cached, or the interpreter)
+        trial.late_bench_s = [0.01]
+        retime = trial.late_retime_s()
+        trial.pre_s = [OVER_SHARE * 10.0 - 0.01 - retime - 1e-9]  # one more ends at the limit
+        assert trial.may_time_late(1, queue)
+        trial.pre_s.append(trial.pre_s[0] + 1e-3)  # a dearer check: one more would pass the limit
+        assert not trial.may_time_late(1, queue)
+    finally:
+        bench.set_clock(previous)
 
 
 def test_the_first_batch_takes_the_fewest_stages_where_the_model_cannot_tell_them_apart():

@@ -423,6 +423,8 @@ class Autotuner(_TritonAutotuner):
         analysis and the cache lookup before the search count against its time
         budget); default now."""
         with CompileSession() as session:  # child processes that compile for every batch of this search
+            # forked now, each warming its compiler while this process analyses and synthesises (fork_ahead)
+            session.fork_ahead([self.fn], n=None if self.synthesize_configs else len(self.configs))
             t_begin = _bench.clock()  # the measuring clock: the search's time budget reads it too
             t_start = t_begin if started is None else min(started, t_begin)
             stage: Dict[str, MeasureStage] = {}

@@ -53,7 +53,7 @@ from .quiet import quiet_child
 from .launcher_prebuild import build_launcher, prepare_launcher_build
 
 __all__ = ["CompileSpec", "processes_enabled", "capture_specs", "children_for", "CompileSession",
-           "ProcessCompiles", "WAIT_S", "warm_compiler"]
+           "ProcessCompiles", "WAIT_S", "warm_compiler", "AHEAD_CHILDREN"]
 
 #: Seconds a thread waits for a child's compile before compiling the candidate
 #: itself (a child that deadlocked after the fork must not stall tuning).
@@ -228,6 +228,7 @@ def _warm_body(out_ptr):
 
 _WARMED: Dict[str, Optional[float]] = {}  # target -> seconds its warm-up compile took (None: it failed)
 _WARM_LOCK = threading.Lock()
+_WARMING: List[threading.Thread] = []  # the threads warm_after started
 
 
 def warm_compiler(target: Any) -> Optional[float]:
@@ -236,7 +237,8 @@ def warm_compiler(target: Any) -> Optional[float]:
     Seconds the compile took the first time, None afterwards (or when it
     failed: the warm-up is only an optimisation).  Called before children
     are forked, so that they inherit a compiler that has done its
-    once-per-process set-up (:mod:`this module's <tiletune.runtime.compile_workers>` docstring).
+    once-per-process set-up (:mod:`this module's <tiletune.runtime.compile_workers>` docstring),
+    and in children forked ahead (:meth:`CompileSession.fork_ahead`).
     """
     from triton.compiler import ASTSource, compile as triton_compile
     from triton.runtime.jit import JITFunction
@@ -254,7 +256,39 @@ def warm_compiler(target: Any) -> Optional[float]:
             _WARMED[key] = None
             return None
         _WARMED[key] = time.perf_counter() - t0
+        _timeline.add("warm_up", "in this process", t0, t0 + _WARMED[key])
         return _WARMED[key]
+
+
+def warm_after(target: Any) -> Optional[threading.Thread]:
+    """Warm this process's compiler for ``target`` in a background thread, once (None when warm or warming).
+
+    Started when the first tune's session closes: that tune forked its
+    children ahead from a cold compiler (:meth:`CompileSession.fork_ahead`)
+    and this process never compiled; later tunes fork from a warm one
+    (:func:`warm_compiler` waits for this thread), so their children do not
+    each pay the set-up again.  Not during the tune: the compile holds the
+    GIL and would slow its synthesis or timings."""
+    if repr(target) in _WARMED or _WARM_LOCK.locked():
+        return None
+    # not a daemon: a compile cut off at the interpreter's exit could crash it; an exit waits for it instead
+    thread = threading.Thread(target=warm_compiler, args=(target,), name="tiletune-warm-up", daemon=False)
+    _WARMING.append(thread)
+    thread.start()
+    return thread
+
+
+def _warm_in_child(target: Any) -> Tuple[float, float, float]:
+    """In a child forked ahead: warm its compiler for ``target``; ``(seconds, start, end)`` (perf_counter)."""
+    start = time.perf_counter()
+    seconds = warm_compiler(target) or 0.0
+    return seconds, start, time.perf_counter()
+
+
+#: Children forked ahead, as a first tune starts (:meth:`CompileSession.fork_ahead`): as many as a first batch
+#: compiles (3-9 on the H100 bench, agreement-check probes included) and one for the launcher's build; the rest
+#: of the session's children are forked after the first batch is handed over, as without.
+AHEAD_CHILDREN = 10
 
 
 def _warmed_in_child() -> Dict[str, Optional[float]]:
@@ -324,7 +358,10 @@ class CompileSession:
         self._to_fork = 0  # children still to fork once the first batch is handed over
         self.broken = False
         self.size = 0  # children in the pools once started (how many compiles run side by side)
-        self.warm_s = 0.0  # seconds of this process' compiler warm-up spent by this session (warm_compiler)
+        self.warm_s = 0.0  # seconds of this process' compiler warm-up counted by this session (warm_compiler)
+        self.warm_wait_s = 0.0  # of which it waited for (none when the children warmed their own: fork_ahead)
+        self.warm_futures: List[Future] = []  # the warm-ups of children forked ahead (fork_ahead)
+        self.ahead_target: Any = None  # the target they warmed for (the later children warm for it too)
         self.handed_at: Optional[float] = None  # when the last submit had handed its compiles to the children
         self.fork_rest_s = 0.0  # seconds the last submit spent forking the children beyond its batch's
         self.launcher: Optional[Future] = None  # a child building the kernel's launcher (launcher_prebuild)
@@ -348,9 +385,81 @@ class CompileSession:
         self.dispatched.append(0)
         pool.submit(_ready)
 
+    def fork_ahead(self, fns: List[Any], target: Any = None, n: Optional[int] = None) -> bool:
+        """Fork the first children now, as a first tune starts, before its first batch is known.
+
+        Each child warms its own compiler for ``target`` (default: the current
+        device's) while this process binds, analyses and synthesises: the
+        once-per-process set-up (0.77 s on the H100 host, under the GIL when run
+        in a thread of this process, so not overlapped there) is paid in
+        parallel instead of before the first fork.  ``fns``: the kernels the
+        children will compile (a wrapper is unwrapped down to its
+        ``JITFunction``); a spec of another kernel compiles on the threads.
+        ``n``: the compiles the first batch will have, when known (a hand
+        list), else :data:`AHEAD_CHILDREN` are forked.  True when forked; False with compile processes off, under the
+        interpreter, when the target is unknown, or once the session started.
+        """
+        from .bench import interpreting
+
+        if self.pools or self.broken or interpreting() or not processes_enabled():
+            return False
+        if target is None:
+            try:
+                from triton.runtime import driver
+
+                target = driver.active.get_current_target()
+            except Exception:  # no device: nothing to compile for
+                return False
+        if repr(target) in _WARMED or _WARM_LOCK.locked():  # warm (or warming): forked from it, the children are too
+            return False
+        known: Dict[int, Any] = {}
+        for fn in fns:
+            while fn is not None and id(fn) not in known:
+                known[id(fn)] = fn
+                fn = getattr(fn, "fn", None)
+        _KERNELS[self.id] = known
+        total = self.workers or children_for(16)
+        first = min(total, AHEAD_CHILDREN if n is None else max(1, n))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # Python 3.12+ warns on fork in a threaded process
+            try:
+                self._fork(first)
+            except Exception:
+                self.broken = True
+                return False
+        self.warm_futures = [self.pools[0].submit(_warm_in_child, target) for _ in range(first)]
+        self.size, self._to_fork, self.ahead_target = first, total - first, target
+        return True
+
+    def _claim_warm_ups(self) -> None:
+        """The first batch counts the warm-up of children forked ahead once, as the wall seconds the slowest
+        one took (a hand list pays it in its first compile): :attr:`warm_s`.  One still running is waited for
+        (at most :data:`LAUNCHER_WAIT_S`; a child compiles nothing before it anyway): :attr:`warm_wait_s`."""
+        t0 = time.perf_counter()
+        done = []
+        for fut in self.warm_futures:
+            try:
+                done.append(fut.result(timeout=max(0.0, t0 + LAUNCHER_WAIT_S - time.perf_counter())))
+            except Exception:  # failed, died or slow: the compiles say so themselves
+                pass
+        self.warm_wait_s += time.perf_counter() - t0
+        for seconds, start, end in done:
+            _timeline.add("warm_up", "ahead, in a child", start, end)
+        self.warm_s += max((end - start for _, start, end in done), default=0.0)
+        self.warm_futures = []
+
     def _start(self, specs: Dict[Hashable, CompileSpec]) -> None:
+        if self.pools:  # forked ahead: the children warmed their own compilers (fork_ahead)
+            self._claim_warm_ups()
+            spec = next(iter(specs.values()))
+            if id(spec.fn) in _KERNELS.get(self.id, {}) and prepare_launcher_build(spec):
+                self.launcher = self.pools[0].submit(_launcher_in_child, self.id, id(spec.fn), spec.signature,
+                                                     spec.constexprs, spec.attrs, spec.options, spec.target)
+            return
         for target in {repr(s.target): s.target for s in specs.values()}.values():
+            t0 = time.perf_counter()
             self.warm_s += warm_compiler(target) or 0.0
+            self.warm_wait_s += time.perf_counter() - t0
         _KERNELS[self.id] = {id(s.fn): s.fn for s in specs.values()}
         n = self.workers or children_for(max(16, len(specs)))  # room for larger later batches
         spec = next(iter(specs.values()))
@@ -393,7 +502,7 @@ class CompileSession:
             # Python 3.12+ warns on fork in a threaded process; the children only compile.
             warnings.simplefilter("ignore", DeprecationWarning)
             try:
-                if not self.pools:
+                if not self.pools or self.warm_futures:
                     self._start(specs)
                 futures = self._hand_over(specs)
             except Exception:  # the pool could not start or broke (fork refused, a child died)
@@ -404,6 +513,9 @@ class CompileSession:
                 try:
                     self._fork(n)
                     self.size += n
+                    if self.ahead_target is not None:  # forked from a cold compiler: each warms its own meanwhile
+                        for _ in range(n):
+                            self.pools[-1].submit(_warm_in_child, self.ahead_target)
                 except Exception:  # the first batch's children still serve the search
                     pass
                 self.fork_rest_s = time.perf_counter() - self.handed_at
@@ -449,7 +561,11 @@ class CompileSession:
         self.launcher = None
 
     def close(self) -> None:
-        """Stop the children (a child still compiling, or hung, is terminated)."""
+        """Stop the children (a child still compiling, or hung, is terminated).  After a session forked
+        ahead, this process warms its own compiler in a background thread (:func:`warm_after`)."""
+        if self.ahead_target is not None:
+            target, self.ahead_target = self.ahead_target, None
+            warm_after(target)
         if not self.pools:
             return
         children = [p for pool in self.pools for p in (getattr(pool, "_processes", None) or {}).values()]

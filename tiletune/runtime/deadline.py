@@ -16,11 +16,16 @@ from typing import Any, Optional, Sequence
 
 from . import bench as _bench
 
-__all__ = ["WAIT_SLICE_S", "compiled", "deadline_left", "await_compile"]
+__all__ = ["WAIT_SLICE_S", "OtherReady", "compiled", "ready_first", "deadline_left", "await_compile"]
 
 #: Seconds a wait for a compile lasts before the deadline is looked at again (a compile finishing elsewhere may
 #: narrow it, or make another candidate ready to be timed).
 WAIT_SLICE_S = 0.05
+
+
+class OtherReady(Exception):
+    """Raised by :func:`await_compile` when a later candidate of the batch finished compiling while this one
+    was awaited (alone, that one is timed first: :func:`ready_first`)."""
 
 
 def compiled(queue: Any, i: int) -> bool:
@@ -29,6 +34,19 @@ def compiled(queue: Any, i: int) -> bool:
         return True
     fut = queue.futures.get(i)
     return fut is None or fut.done()
+
+
+def ready_first(queue: Any, alive: Sequence[int], j: int) -> int:
+    """The position (``j`` or later) of the candidate to time next: ``alive[j]`` when its compile has finished
+    or none after it has, else the first later one whose compile has (``alive`` is in the model's order).
+
+    Awaiting the model's first candidate while the rest of the batch sits
+    compiled wastes the time its compile takes (matmul M=96 on the H100: the
+    first candidate was the batch's slowest compile, 0.64 s, and the
+    deadline came while it was awaited with five others compiled)."""
+    if compiled(queue, alive[j]):
+        return j
+    return next((k for k in range(j + 1, len(alive)) if compiled(queue, alive[k])), j)
 
 
 def deadline_left(trial: Any, queue: Any, alive: Sequence[int], j: int) -> Optional[float]:
@@ -44,14 +62,16 @@ def deadline_left(trial: Any, queue: Any, alive: Sequence[int], j: int) -> Optio
 
 
 def await_compile(trial: Any, i: int, queue: Any, alive: Sequence[int], j: int, first: bool,
-                  left: Optional[float]) -> Optional[str]:
+                  left: Optional[float], switch: bool = False) -> Optional[str]:
     """Wait for candidate ``i``'s compile (``alive[j]``); its failure reason or None.
 
     With a deadline the wait goes in slices of :data:`WAIT_SLICE_S`: a compile of
     the first batch finishing meanwhile narrows the deadline
     (``trial.narrow_deadline``), and another becoming ready sets one
     (:func:`deadline_left`).  Raises ``TimeoutError`` when the deadline comes
-    first (the candidate is then abandoned, not awaited)."""
+    first (the candidate is then abandoned, not awaited).  ``switch``: raises
+    :class:`OtherReady` when a later candidate of ``alive`` finished compiling
+    meanwhile (it is timed first, this one awaited afterwards)."""
     while True:
         if trial.deadline is None or trial.active:
             return queue.wait(i)
@@ -60,6 +80,8 @@ def await_compile(trial: Any, i: int, queue: Any, alive: Sequence[int], j: int, 
         except FuturesTimeout:
             if first:
                 trial.narrow_deadline(queue)
+            if switch and ready_first(queue, alive, j) != j:
+                raise OtherReady() from None
             left = deadline_left(trial, queue, alive, j)
             if left is not None and left <= 0:
                 raise

@@ -30,14 +30,14 @@ from tiletune.errors import TiletuneError, TiletuneWarning, TuningError
 from . import bench as _bench
 from . import distributed as _dd
 from . import timeline as _timeline
-from .deadline import await_compile, compiled, deadline_left
+from .deadline import OtherReady, await_compile, compiled, deadline_left, ready_first
 from .decision import protect_side_effects
 from .parallel_compile import compiling, describe_error, parallel_enabled
 from .report import config_str
 from .search import time_budget
 from .agreement import Checker, MeaningError, attribute, check_mode, hinted_values, meaning_message
 from .side_effects import Snapshot
-from .screening import (LATE_REP_MS, LATE_SHARE, LATE_WARMUP_MS, RESCREEN_FACTOR, RETIME_GAP, RETIME_MAX,  # noqa: F401
+from .screening import (LATE_REP_MS, LATE_WARMUP_MS, OVER_SHARE, RESCREEN_FACTOR, RETIME_GAP, RETIME_MAX,  # noqa: F401
                         RETIME_ROUNDS, RETIME_TOP, SCREEN_REP_MS, SCREEN_WARMUP_MS, retime_set)
 from .screening import retime_rounds as _retime_rounds
 
@@ -102,8 +102,9 @@ class _Trial:
         self.started: Optional[float] = None  # when the first tune began on the measuring clock
         self.abandoned: List[int] = []
         self.late: List[int] = []  # timed past the deadline: compiled already, screened short
-        self.late_s = 0.0  # seconds those late timings took
-        self.late_max_s = 0.0  # the longest of them
+        self.late_s = 0.0  # seconds those late candidates took (launcher wait, check, short screening)
+        self.late_bench_s: List[float] = []  # per late candidate: its short screening's seconds alone
+        self.pre_s: List[float] = []  # per candidate timed: seconds from its compile done to its timing (check)
         self.late_bench: Callable = bench  # the short screening of late timings
         # (start, budget(compile_s, setup_s) -> seconds): the first batch narrows its deadline to the time
         # budget as soon as one of its compiles priced a compile (:meth:`narrow_deadline`)
@@ -126,26 +127,47 @@ class _Trial:
 
     def may_time_late(self, i: int, queue: Any) -> bool:
         """Past the deadline: True when candidate ``i`` may still be timed (short): its compile has finished
-        (nothing to await) and one more late timing keeps the late ones within LATE_SHARE of the budget."""
+        (nothing to await), and one more late candidate (:meth:`late_cost_s`) and the short re-timing that
+        follows (:meth:`late_retime_s`) end within OVER_SHARE over the time budget (:meth:`over_limit`)."""
         if not compiled(queue, i) or self.deadline is None or self.started is None:
             return False
-        allowance = LATE_SHARE * max(0.0, self.deadline - self.started)
-        return self.late_s + self._late_call_s() <= allowance
+        return _bench.clock() + self.late_cost_s() + self.late_retime_s() <= self.over_limit()
 
-    def _late_call_s(self) -> float:
-        """Seconds one late timing is expected to take: the longest so far, else a screening call scaled
-        to the late budgets."""
-        if self.late_max_s:
-            return self.late_max_s
+    def over_limit(self) -> float:
+        """The latest the first tune may end: its deadline plus OVER_SHARE of its time budget (needs both
+        :attr:`deadline` and :attr:`started`)."""
+        assert self.deadline is not None and self.started is not None
+        return self.deadline + OVER_SHARE * max(0.0, self.deadline - self.started)
+
+    def late_cost_s(self) -> float:
+        """Seconds one more late candidate is expected to take, priced by what candidates cost on this tune:
+        the dearest launcher wait and agreement check so far (:attr:`pre_s`), plus one short screening."""
+        return max(self.pre_s, default=0.0) + self._late_call_s()
+
+    def late_retime_s(self) -> float:
+        """Seconds the re-timing after late timings takes: RETIME_MAX candidates, every round, at the short
+        screening's pace (a re-timing that would end past the deadline takes it: :meth:`retime_overruns`)."""
+        return RETIME_MAX * _retime_rounds() * self._late_call_s(typical=True)
+
+    def _late_call_s(self, typical: bool = False) -> float:
+        """Seconds one short screening is expected to take: the longest so far (``typical``: the median),
+        else a screening call scaled to the late budgets."""
+        if self.late_bench_s:
+            ordered = sorted(self.late_bench_s)
+            return ordered[len(ordered) // 2] if typical else ordered[-1]
         return self.retime_cost_s(1, 1) * (LATE_WARMUP_MS + LATE_REP_MS) / (SCREEN_WARMUP_MS + SCREEN_REP_MS)
 
     def retime_overruns(self, n: int, rounds: int) -> bool:
         """True when re-timing ``n`` candidates ``rounds`` times at the screening's pace would end past the
-        deadline (the deadline came while the batch compiled, or late timings used its reserve): the
-        re-timing then takes the short late screening.  False without a deadline or under a process group."""
-        if self.deadline is None or self.active or not self.bench_s:
+        deadline (the deadline came while the batch compiled, or late timings used its reserve), or the
+        deadline has passed: the re-timing then takes the short late screening.  False without a deadline
+        or under a process group."""
+        if self.deadline is None or self.active:
             return False
-        return _bench.clock() + self.retime_cost_s(n, rounds) > self.deadline
+        now = _bench.clock()
+        if now >= self.deadline:
+            return True
+        return bool(self.bench_s) and now + self.retime_cost_s(n, rounds) > self.deadline
 
     def narrow_deadline(self, queue: Any) -> None:
         """In the first batch, once a compile of it finished: the deadline becomes the search's time budget
@@ -401,6 +423,7 @@ class _Trial:
     def _bench(self, alive: List[int], queue: Any, first: bool, verify: bool = False) -> Dict[int, Optional[float]]:
         """Time ``alive`` (after verifying each, with ``verify``); agreed over the group."""
         t, report = self.tuner, self.problem.report
+        alive = list(alive)  # reordered as compiles finish (ready_first)
         for i in alive:
             self.calls[i] = t._kernel_call(self.args, self.kwargs, self.configs[i])
         labels = [f"[{config_str(self.configs[i])}]" for i in alive]
@@ -410,17 +433,28 @@ class _Trial:
         def bench_one(j: int) -> float:
             if stopped:
                 raise TuningError("not run: tuning stopped after an error")
-            i = alive[j]
-            left = deadline_left(self, queue, alive, j)
-            late = left is not None and left <= 0
-            if late and not self.may_time_late(i, queue):
-                raise _OverBudget()
-            try:
-                with _timeline.span("compile_wait", config_str(self.configs[i])):
-                    # late: compiled, nothing to await
-                    reason = queue.wait(i) if late else await_compile(self, i, queue, alive, j, first, left)
-            except FuturesTimeout:  # the deadline came while it compiled: abandoned, not awaited
-                raise _OverBudget() from None
+            while True:
+                if not self.active:  # alone: a compiled candidate is timed while the model's next one compiles
+                    k = ready_first(queue, alive, j)
+                    alive[j], alive[k], labels[j], labels[k] = alive[k], alive[j], labels[k], labels[j]
+                i = alive[j]
+                left = deadline_left(self, queue, alive, j)
+                late = left is not None and left <= 0
+                if late and not self.may_time_late(i, queue):
+                    raise _OverBudget()
+                ready = _bench.clock()
+                try:
+                    with _timeline.span("compile_wait", config_str(self.configs[i])):
+                        # late: compiled, nothing to await
+                        reason = queue.wait(i) if late else await_compile(self, i, queue, alive, j, first, left,
+                                                                          switch=not self.active)
+                    break
+                except OtherReady:  # another finished compiling meanwhile: it is timed first
+                    continue
+                except FuturesTimeout:  # the deadline came while it compiled: abandoned, not awaited
+                    raise _OverBudget() from None
+            if not late:  # what follows the compile is priced (late candidates: their launcher wait too)
+                ready = _bench.clock()
             if first:
                 self.narrow_deadline(queue)
             if reason is not None:
@@ -440,14 +474,15 @@ class _Trial:
                     raise _Dropped(self.failures[i])
             mark = queue.mark()
             t0 = _bench.clock()
+            self.pre_s.append(t0 - ready)
             try:
                 with _timeline.span("timing", ("late " if late else "") + config_str(self.configs[i])):
                     ms = (self.late_bench if late else self.bench)(self.calls[i])
                 took = _bench.clock() - t0
                 if late:
                     self.late.append(i)
-                    self.late_s += took
-                    self.late_max_s = max(self.late_max_s, took)
+                    self.late_s += _bench.clock() - ready
+                    self.late_bench_s.append(took)
                 else:
                     self.bench_s.append(took)
                 if queue.contended_since(mark):

@@ -283,13 +283,16 @@ def compiling(jobs: Dict[Hashable, Callable[[], Any]], *, parallel: Optional[boo
     specs = capture_specs(jobs) if processes_enabled(len(jobs)) else {}
     t1 = time.perf_counter()
     warmed_before = session.warm_s if session is not None else 0.0
+    waited_before = session.warm_wait_s if session is not None else 0.0
     with quiet_threads(), ProcessCompiles(specs, session, workers=children_for(len(jobs))) as children, \
             _TimedPool(queue, max_workers=max_workers(len(jobs)), thread_name_prefix="tiletune-compile") as pool:
         session = children.session
-        warm = session.warm_s - warmed_before
+        warm, waited = session.warm_s - warmed_before, session.warm_wait_s - waited_before
         handed = session.handed_at if session.handed_at is not None else time.perf_counter()
-        queue.stage_s.update(capture=t1 - t0, warm_compiler=warm, start_children=max(0.0, handed - t1 - warm),
-                             fork_rest=session.fork_rest_s)
+        # warm_compiler: the warm-up's seconds (the time budget's set-up: a hand list pays it), warm_wait: what
+        # this batch waited for it (less when it ran ahead, while the tune synthesised)
+        queue.stage_s.update(capture=t1 - t0, warm_compiler=warm, warm_wait=waited,
+                             start_children=max(0.0, handed - t1 - waited), fork_rest=session.fork_rest_s)
         queue.children, queue.pool = children, pool
         with AsyncCompileMode(pool, ignore_errors=True) as mode:
             queue.mode = mode

@@ -11,7 +11,7 @@ from typing import List, Mapping, Sequence
 from . import bench as _bench
 
 __all__ = ["RETIME_TOP", "RETIME_MAX", "RETIME_GAP", "RETIME_ROUNDS", "SCREEN_WARMUP_MS", "SCREEN_REP_MS",
-           "LATE_WARMUP_MS", "LATE_REP_MS", "LATE_SHARE", "RESCREEN_FACTOR", "retime_set", "retime_rounds"]
+           "LATE_WARMUP_MS", "LATE_REP_MS", "OVER_SHARE", "RESCREEN_FACTOR", "retime_set", "retime_rounds"]
 
 #: How many leading candidates are re-timed interleaved, and how many rounds
 #: (``TILETUNE_RETIME_ROUNDS`` overrides; one round under the interpreter).  Beyond the leading
@@ -36,16 +36,18 @@ SCREEN_WARMUP_MS = 2.5
 SCREEN_REP_MS = 10.0
 
 #: Past the deadline, a candidate whose compile has already finished is still timed, with a short screening
-#: (these budgets, a quarter of the screening's), while the late timings of the search stay within LATE_SHARE
-#: of its time budget; a candidate still compiling is abandoned, its compile not awaited.  A compile is the
-#: dear part of a candidate: one finished and never timed was paid for and tells nothing, and leaves the pick
-#: to the model (H100, cold first tunes: sum_axis and int8_gemv compiled 9 and timed 1, because the deadline
-#: came while the first batch compiled).  LATE_SHARE is half of the 10% a first tune may run over its budget
-#: (issue 25); the other half is the re-timing's estimate error.  The leaders are re-timed interleaved
-#: afterwards, so a short screening only has to rank.
+#: (these budgets, a quarter of the screening's), as long as the first tune stays within OVER_SHARE over its
+#: time budget (issue 25 allows 10%); a candidate still compiling is abandoned, its compile not awaited.  A
+#: compile is the dear part of a candidate: one finished and never timed was paid for and tells nothing, and
+#: leaves the pick to the model (H100, cold first tunes: sum_axis and int8_gemv compiled 9 and timed 1, and
+#: matmul M=96 compiled 6 and timed 2, because the deadline came while the first batch compiled).  A late
+#: candidate is priced by what one costs, measured on this tune: its launcher wait and agreement check (on the
+#: H100 ~0.13 s, against ~0.02 s for a screening) plus a short screening, and the short re-timing that follows
+#: is kept back (_Trial.may_time_late).  The leaders are re-timed interleaved afterwards, so a short screening
+#: only has to rank.
 LATE_WARMUP_MS = 0.5
 LATE_REP_MS = 2.5
-LATE_SHARE = 0.05
+OVER_SHARE = 0.10
 
 
 def retime_set(order: Sequence[int], timings: Mapping[int, float]) -> List[int]:

@@ -13,7 +13,8 @@ import time
 from typing import Dict, Iterator, List, Optional
 
 #: The kinds of events recorded, in the order a timeline lists them.
-KINDS = ("search", "setup", "synthesis", "batch", "compile", "compile_wait", "launcher", "check", "timing", "retime")
+KINDS = ("search", "setup", "synthesis", "batch", "warm_up", "compile", "compile_wait", "launcher", "check", "timing",
+         "retime")
 
 _events: Optional[List[Dict[str, object]]] = None
 _origin = 0.0
@@ -62,8 +63,8 @@ def span(kind: str, label: str = "") -> Iterator[None]:
 
 def summary(events: List[Dict[str, object]]) -> Dict[str, float]:
     """Seconds per kind (overlaps within a kind merged) and ``idle``: the part of the whole span that no
-    main-thread event (anything but ``compile``, which runs in children, and the enclosing ``search`` and
-    ``batch``) covers."""
+    main-thread event (anything but ``compile``, which runs in children, a ``warm_up`` run ahead in a
+    thread, and the enclosing ``search`` and ``batch``) covers."""
     if not events:
         return {}
     begin = min(float(e["start_s"]) for e in events)
@@ -72,10 +73,15 @@ def summary(events: List[Dict[str, object]]) -> Dict[str, float]:
     for kind in KINDS:
         out[kind] = _covered([(float(e["start_s"]), float(e["end_s"])) for e in events if e["kind"] == kind])
     busy = [(float(e["start_s"]), float(e["end_s"])) for e in events
-            if e["kind"] not in ("compile", "search", "batch")]
+            if e["kind"] not in ("compile", "search", "batch") and not _in_background(e)]
     out["idle"] = max(0.0, out["wall"] - _covered(busy))
     out["compile_waves"] = float(len(_waves(events)))
     return {k: round(v, 4) for k, v in out.items()}
+
+
+def _in_background(event: Dict[str, object]) -> bool:
+    """True for an event of a background thread (the compiler's warm-up run ahead): not main-thread work."""
+    return event["kind"] == "warm_up" and str(event["label"]).startswith("ahead")
 
 
 def _covered(spans: List[tuple]) -> float:
