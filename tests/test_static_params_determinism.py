@@ -53,7 +53,8 @@ def test_analysis_is_the_same_under_every_hash_seed():
         assert run["plain"]["static_params"] == first["plain"]["static_params"], f"PYTHONHASHSEED={seed}"
         assert run["varlen"]["static_params"] == first["varlen"]["static_params"], f"PYTHONHASHSEED={seed}"
         assert run == first, f"analysis JSON differs under PYTHONHASHSEED={seed}"
-    # Only names a compile-time test (or a constexpr binding's value) reads: not ``dg``, moved by
-    # ``+=`` before ``LN2: tl.constexpr = ...`` is bound.
+    # Only parameters still holding their launch value where a compile-time test or an assignment's
+    # value is read (``scale`` in ``... * scale``: the reader is conservative): not ``dg``, moved by
+    # ``+=`` before ``LN2: tl.constexpr = ...`` is bound, nor ``T``, rebound under ``IS_VARLEN``.
     assert first["plain"]["static_params"]["chunk_bwd_kernel"] == ["IS_VARLEN", "USE_G", "g", "scale"]
     assert first["varlen"]["static_params"]["chunk_bwd_kernel"] == ["IS_VARLEN", "USE_G", "g", "scale"]
