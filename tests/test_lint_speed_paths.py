@@ -153,3 +153,24 @@ def test_positions_are_the_providers_codeRange_objects():
     lazy = LazyPositions(module, TRICKY)
     stmt = module.body[-1]
     assert isinstance(lazy[stmt], CodeRange) and lazy[stmt] == whole_module_positions(module)[stmt]
+
+
+def test_a_helper_node_from_another_module_is_found_without_walking_the_kernels_module():
+    from tiletune.analysis.resolver import index_module, load_module, resolve_helpers
+    from tiletune.analysis.source import iter_nodes
+
+    pkg = Path(__file__).parent / "data" / "helper_pkg"
+    path = str((pkg / "kernels" / "matmul.py").resolve())
+    home = index_module(Path(path).read_text(), path)  # fresh: nothing of its positions computed yet
+    kernel = next(s for s in home.info.module.body if isinstance(s, cst.FunctionDef) and s.name.value == "matmul_kernel")
+    found = resolve_helpers(home, kernel)
+    helper = found.helpers["swizzle_tile"]
+    utils = load_module(str((pkg / "utils.py").resolve()))
+    whole = whole_module_positions(utils.info.module)
+    for node in list(iter_nodes(helper))[::7]:
+        assert found.positions[node] == whole[node]
+        assert found.positions.file_of(node) == utils.path
+    assert home.info.positions._indexed == 0  # the kernel's module was not walked to rule them out
+    own = kernel.body.body[0]
+    assert found.positions.file_of(own) is None
+    assert found.positions[own] == whole_module_positions(home.info.module)[own]

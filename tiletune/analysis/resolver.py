@@ -385,14 +385,53 @@ def _called_names(func: cst.FunctionDef) -> tuple[set[str], set[str]]:
 
 class FilePositions(ChainMap):
     """Positions of the nodes of several modules, the kernel's first; :meth:`file_of` names a node's file
-    when it lies in another module than the kernel's (a helper's), else None."""
+    when it lies in another module than the kernel's (a helper's), else None.
 
-    def __init__(self, maps: list, files: list) -> None:
+    ``foreign`` gives, per module after the first, the helper definitions the kernel reaches there: a
+    node inside one is sent straight to its module's positions, so neither the kernel's module nor the
+    other helpers' modules are walked whole to learn that they do not hold it. A node outside them
+    goes through the modules in order, as a plain chain would."""
+
+    def __init__(self, maps: list, files: list, foreign: Optional[Mapping[str, list]] = None) -> None:
         super().__init__(*maps)
         self.files = list(files)
+        self._foreign = {path: list(defs) for path, defs in (foreign or {}).items()}
+        self._owner: Optional[dict[int, tuple[Any, int]]] = None  # id(node) -> (node, index into maps)
+
+    def _module_index(self, node: Any) -> Optional[int]:
+        """The index of the module holding ``node`` when it lies in a foreign helper definition."""
+        if self._owner is None:
+            self._owner = {}
+            for i, path in enumerate(self.files[1:], 1):
+                for fn in self._foreign.get(path, ()):
+                    for n in iter_nodes(fn):
+                        self._owner[id(n)] = (n, i)
+        hit = self._owner.get(id(node))
+        return hit[1] if hit is not None and hit[0] is node else None
+
+    def __getitem__(self, node: Any) -> Any:
+        i = self._module_index(node)
+        if i is not None:
+            return self.maps[i][node]
+        return super().__getitem__(node)
+
+    def __contains__(self, node: Any) -> bool:
+        return self._module_index(node) is not None or super().__contains__(node)
+
+    def get(self, node: Any, default: Any = None) -> Any:
+        """The position of ``node``, else ``default``."""
+        try:
+            return self[node]
+        except KeyError:
+            return default
 
     def file_of(self, node: Any) -> Optional[str]:
         """The path of the module ``node`` belongs to, when not the kernel's own; else None."""
+        i = self._module_index(node)
+        if i is not None:
+            return self.files[i]
+        if node in self.maps[0]:
+            return None
         for positions, path in zip(self.maps[1:], self.files[1:]):
             if node in positions:
                 return path
@@ -405,6 +444,7 @@ class _Walker:
         self.out = Resolution()
         self.chain: list[Mapping] = [home.info.positions]
         self.chain_files: list[str] = [home.path]
+        self.foreign: dict[str, list[cst.FunctionDef]] = {}  # module path -> the helpers used from it
         self.seen: set[tuple[str, str]] = set()
         self.modules: dict[str, ModuleIndex] = {home.path: home}
         self.visiting: set[tuple[str, str]] = set()
@@ -551,6 +591,8 @@ class _Walker:
         if key in self.seen:
             return
         self.seen.add(key)
+        if mod is not self.home:
+            self.foreign.setdefault(mod.path, []).append(fn)
         self.out.hashes[f"{_short(mod.path)}:{fn.name.value}"] = mod.source_hash(fn)
         if depth >= _MAX_DEPTH:
             self._gap(f"{fn.name.value}: helper calls nested deeper than {_MAX_DEPTH}")
@@ -576,7 +618,7 @@ def resolve_helpers(home: ModuleIndex, func: cst.FunctionDef) -> Resolution:
     walker = _Walker(home)
     walker.follow(home, func, 0)
     out = walker.out
-    out.positions = FilePositions(walker.chain, walker.chain_files) if len(walker.chain) > 1 else home.info.positions
+    out.positions = FilePositions(walker.chain, walker.chain_files, walker.foreign) if len(walker.chain) > 1 else home.info.positions
     for path, index in walker.modules.items():  # a helper reads its own module's constants
         if index is not home:
             for name, value in index.constants.items():

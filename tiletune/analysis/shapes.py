@@ -41,7 +41,7 @@ from .ops import CreationOps, DotOps, LayoutOps, MathOps, MemoryOps, ReductionOp
 from .ops.tables import TL_ROOTS
 from .trace import EMPTY, GAP_KINDS, PID_PREFIX, AccessRec, DotRec, LoopRec, ScratchRec, Trace, public_expr
 from .static import SCALARS, UNKNOWN_STATIC, static_value
-from .values import UNKNOWN, Val, join_envs, shape_bytes
+from .values import UNKNOWN, Val, ValMap, join_envs, shape_bytes
 
 __all__ = ["GAP_KINDS", "Interpreter", "Trace", "AccessRec", "DotRec", "ScratchRec", "LoopRec", "node_text"]
 
@@ -134,10 +134,9 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
         self.spec = spec
         self.aliases = dict(aliases or {})  # name as called -> Triton function it is bound to
         self.constants = dict(constants or {})
-        self._static: dict[int, Any] = {}  # id(Val) of a parameter with a known value -> the value
-        self._param_ids: dict[int, str] = {}  # id(Val) of each parameter -> its name
+        self._static = ValMap()  # the Val of a parameter or local with a known value -> the value
+        self._param_vals = ValMap()  # each parameter's first Val -> its name
         self.static_params: set[str] = set()  # parameters a compile-time branch test looked up
-        self._static_kept: list = []  # the Vals of local names given a known value (see _with_static)
         self.positions = positions
         self.module_constants = module_constants
         self.helpers = helpers or {}
@@ -171,9 +170,9 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
                 params=frozenset((p.name,)),
                 ptrs=EMPTY if p.constexpr else frozenset((p.name,)),
             )
-            self._param_ids[id(v)] = p.name
+            self._param_vals[v] = p.name
             if p.name in self.constants:
-                self._static[id(v)] = self.constants[p.name]
+                self._static[v] = self.constants[p.name]
             self.env[p.name] = v
         self.block(func.body)
         return self.trace
@@ -331,8 +330,7 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
         if known is UNKNOWN_STATIC or not isinstance(known, SCALARS) or known is None:
             return v
         copy = dataclasses.replace(v)
-        self._static[id(copy)] = known
-        self._static_kept.append(copy)  # alive as long as the trace: ids are never reused under it
+        self._static[copy] = known
         return copy
 
     def _live_bytes(self, v: Val) -> Optional[Expr]:
@@ -391,9 +389,10 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
     def _static_lookup(self, name: str) -> Any:
         v = self.env.get(name)
         if v is not None:
-            if id(v) in self._param_ids:  # a launch value of this parameter could decide the test
-                self.static_params.add(self._param_ids[id(v)])
-            known = self._static.get(id(v), UNKNOWN_STATIC)
+            param = self._param_vals.get(v)
+            if param is not None:  # a launch value of this parameter could decide the test
+                self.static_params.add(param)
+            known = self._static.get(v, UNKNOWN_STATIC)
             return known if known is not UNKNOWN_STATIC else static_of(v)
         c = self.module_constants.get(name, UNKNOWN_STATIC)
         return c if isinstance(c, SCALARS) else UNKNOWN_STATIC

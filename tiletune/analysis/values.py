@@ -20,6 +20,7 @@ from .model import DTYPE_BYTES, Shape
 
 __all__ = [
     "Val",
+    "ValMap",
     "UNKNOWN",
     "NONE",
     "TL_DTYPES",
@@ -112,6 +113,34 @@ class Val:
 
 UNKNOWN = Val(kind="value", shape=None)
 NONE = Val(kind="none", shape=None)
+
+
+class ValMap:
+    """A mapping keyed by the identity of a :class:`Val` (``is``, never ``==``), that holds each key.
+
+    ``Val`` compares by identity (two copies with equal fields are different values), so a map of
+    what is known about one particular value goes by ``id()``; an ``id`` is only unique while its
+    object lives, and the interpreter drops values as soon as a name is rebound (``p += off``).
+    Holding the key keeps its ``id`` from going to a later value, and every read checks ``is``.
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[Val, object]] = {}
+
+    def __setitem__(self, key: Val, value: object) -> None:
+        self._items[id(key)] = (key, value)
+
+    def get(self, key: Val, default: object = None) -> object:
+        """The value stored for this very ``key`` object, else ``default``."""
+        hit = self._items.get(id(key))
+        return hit[1] if hit is not None and hit[0] is key else default
+
+    def __contains__(self, key: object) -> bool:
+        hit = self._items.get(id(key))
+        return hit is not None and hit[0] is key
+
+    def __len__(self) -> int:
+        return len(self._items)
 
 _FLOAT_RANK = {"fp8e4nv": 1, "fp8e5": 1, "fp8e4b15": 1, "fp16": 2, "bf16": 2, "fp32": 3, "fp64": 4}
 _INT_RANK = {"int1": 0, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 3, "uint32": 3, "int64": 4, "uint64": 4}
