@@ -92,3 +92,28 @@ def test_no_layer_imports_the_package_face():
     graph = import_graph()
     up = sorted(m for m in graph.predecessors("tiletune") if m != "tiletune")
     assert not up, f"modules importing tiletune/__init__.py (use tiletune.version for __version__): {up}"
+
+
+def _external_imports(path: Path) -> set:
+    """Top-level names of the packages a module imports from outside ``tiletune``."""
+    names = set()
+    for node in _imports(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    return names - {"tiletune"}
+
+
+def test_analysis_holds_no_target_knowledge():
+    """The analysis reads kernels; chips live in synthesis (families, constraints, Z3): the analysis
+    layer imports none of synthesis, runtime or lint, nor the solver."""
+    graph = import_graph()
+    allowed = {"tiletune.deep_stack", "tiletune.errors", "tiletune.files"}
+    outward = sorted({(a, b) for a, b in graph.edges()
+                      if a.startswith("tiletune.analysis") and not b.startswith("tiletune.analysis")
+                      and b not in allowed})
+    assert not outward, f"analysis modules importing other layers: {outward}"
+    solver = sorted(str(p.relative_to(ROOT)) for p in (PACKAGE / "analysis").rglob("*.py")
+                    if "z3" in _external_imports(p))
+    assert not solver, f"analysis modules importing z3 (the Z3 translation belongs in synthesis): {solver}"
