@@ -6,12 +6,25 @@ later batch of the same session gets (nothing: its compiles go to the threads).
 """
 
 import json
+import os
 import sys
 from concurrent.futures import wait
 
 from compile_children_worker import spec
 
 from tiletune.runtime.compile_workers import CompileSession
+
+
+def _running(proc) -> bool:
+    """The child still exists.  ``Process.is_alive()`` alone can say True for a child the pool's manager thread
+    already reaped: both wait on its pid, and the one that loses gets ECHILD and leaves no exit code."""
+    if not proc.is_alive():
+        return False
+    try:
+        os.kill(proc.pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def main() -> None:
@@ -24,7 +37,7 @@ def main() -> None:
     done, pending = wait(list(futures.values()), timeout=60)
     later = session.submit({"b128w4": spec(128, 4)})
     session.close()  # after abandon: nothing left to stop
-    json.dump({"children": len(children), "children_alive": sum(p.is_alive() for p in children),
+    json.dump({"children": len(children), "children_alive": sum(_running(p) for p in children),
                "futures": len(futures), "settled": len(done), "pending": len(pending),
                "pools_left": len(session.pools), "later_batch_to_children": len(later),
                "launcher": session.launcher is None}, sys.stdout)
