@@ -283,54 +283,57 @@ def test_the_three_tuners_share_one_decision_path(monkeypatch):
     assert seen == [(stage, w) for w in whats for stage in ("decide", "lookup")]
 
 
+def _tuned_run(tuner, inj, calls):
+    """A first launch of ``scale2d_kernel`` under the kernel, function or contextual tuner (``calls`` collects the
+    function tuner's runs); call it to tune or hit the cache."""
+    configs = [triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}), triton.Config({"BLOCK_M": 32, "BLOCK_N": 32})]
+    if tuner == "function":
+        @tune_function(config_space=[{"k": 1}, {"k": 2}], key_fn=lambda x: x.shape, warmup=1, rep=1)
+        def fn(x, *, k):
+            calls.append(k)
+            return x * k
+
+        return lambda: fn(torch.ones(4))
+    kern = tiletune.autotune(configs=configs, key=["M", "N"], pre_hook=inj.pre_hook)(scale2d_kernel)
+    if tuner == "kernel":
+        return lambda: launch(kern)
+
+    @tiletune.contextual_autotune(n_repeat=1, n_warmup=0)
+    def ctx():
+        launch(kern)
+
+    return ctx
+
+
+def _cache_entries(tmp_path):
+    """``(path, data)`` of every cache file under ``tmp_path/cache`` that holds entries."""
+    from tiletune.runtime.cache import read_cache_file
+
+    out = []
+    for path in (tmp_path / "cache").rglob("*.json"):
+        data, _ = read_cache_file(path)
+        if data and "entries" in data:
+            out.append((path, data))
+    return out
+
+
 @pytest.mark.parametrize("tuner", ["kernel", "function", "contextual"])
 def test_a_cache_entry_without_a_config_is_retuned_by_every_tuner(tuner, monkeypatch, tmp_path):
     """validate_cached (stage 3) is the one check: an unusable entry means a new tuning, in all three."""
     inj = Injected(monkeypatch, best=(16, 16))
-    configs = [triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}), triton.Config({"BLOCK_M": 32, "BLOCK_N": 32})]
-    calls: list = []
-
-    def make():
-        if tuner == "function":
-            @tune_function(config_space=[{"k": 1}, {"k": 2}], key_fn=lambda x: x.shape, warmup=1, rep=1)
-            def fn(x, *, k):
-                calls.append(k)
-                return x * k
-
-            return lambda: fn(torch.ones(4)), fn.cache
-        kern = tiletune.autotune(configs=configs, key=["M", "N"], pre_hook=inj.pre_hook)(scale2d_kernel)
-        if tuner == "kernel":
-            return lambda: launch(kern), None
-
-        @tiletune.contextual_autotune(n_repeat=1, n_warmup=0)
-        def ctx():
-            launch(kern)
-
-        return ctx, None
-
-    run, _ = make()
-    run()
     import json
 
-    from tiletune.runtime.cache import read_cache_file
-
-    def entries():
-        out = []
-        for path in (tmp_path / "cache").rglob("*.json"):
-            data, _ = read_cache_file(path)
-            if data and "entries" in data:
-                out.append((path, data))
-        return out
-
-    assert entries()
-    for path, data in entries():  # break every entry: keep the key, drop the config
+    _tuned_run(tuner, inj, [])()
+    assert _cache_entries(tmp_path)
+    for path, data in _cache_entries(tmp_path):  # break every entry: keep the key, drop the config
         for entry in data["entries"].values():
             entry.pop("config", None)
         path.write_text(json.dumps(data))
-    run2, _ = make()
+    run2 = _tuned_run(tuner, inj, [])
     with pytest.warns(UserWarning, match="unusable"):  # validate_cached says so, the same way for all three
         run2()
-    assert all("config" in e for _, data in entries() for e in data["entries"].values())  # tuned and stored again
+    stored = [e for _, data in _cache_entries(tmp_path) for e in data["entries"].values()]
+    assert all("config" in e for e in stored)  # tuned and stored again
 
 
 @pytest.mark.parametrize("tuner", ["kernel", "function", "contextual"])
@@ -339,50 +342,23 @@ def test_an_entry_tuned_under_other_versions_is_refused_or_retuned_alike_by_ever
     re-tunes it and replaces the entry, the same way for the kernel, function and contextual tuners."""
     import json
 
-    from tiletune.runtime.cache import StaleCacheEntryError, read_cache_file
+    from tiletune.runtime.cache import StaleCacheEntryError
 
     inj = Injected(monkeypatch, best=(16, 16))
-    configs = [triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}), triton.Config({"BLOCK_M": 32, "BLOCK_N": 32})]
     calls: list = []
 
-    def make():
-        if tuner == "function":
-            @tune_function(config_space=[{"k": 1}, {"k": 2}], key_fn=lambda x: x.shape, warmup=1, rep=1)
-            def fn(x, *, k):
-                calls.append(k)
-                return x * k
-
-            return lambda: fn(torch.ones(4))
-        kern = tiletune.autotune(configs=configs, key=["M", "N"], pre_hook=inj.pre_hook)(scale2d_kernel)
-        if tuner == "kernel":
-            return lambda: launch(kern)
-
-        @tiletune.contextual_autotune(n_repeat=1, n_warmup=0)
-        def ctx():
-            launch(kern)
-
-        return ctx
-
-    def entries():
-        out = []
-        for path in (tmp_path / "cache").rglob("*.json"):
-            data, _ = read_cache_file(path)
-            if data and "entries" in data:
-                out.append((path, data))
-        return out
-
-    make()()
-    assert entries()
-    for path, data in entries():  # as if tuned under another torch
+    _tuned_run(tuner, inj, calls)()
+    assert _cache_entries(tmp_path)
+    for path, data in _cache_entries(tmp_path):  # as if tuned under another torch
         for entry in data["entries"].values():
             entry["fingerprint"] = {**entry["fingerprint"], "torch": "0.0.1-old"}
         path.write_text(json.dumps(data))
     monkeypatch.setenv("TILETUNE_VERSION_CHECK", "strict")
     with pytest.raises(StaleCacheEntryError, match="0.0.1-old"):
-        make()()
+        _tuned_run(tuner, inj, calls)()
     monkeypatch.delenv("TILETUNE_VERSION_CHECK")
     launches, n_calls = inj.launches, len(calls)
-    again = make()
+    again = _tuned_run(tuner, inj, calls)
     again()  # the default policy: re-tuned (every candidate ran again, not one launch), and the entry replaced
     if tuner == "kernel":
         assert inj.launches > launches + 1
@@ -390,7 +366,8 @@ def test_an_entry_tuned_under_other_versions_is_refused_or_retuned_alike_by_ever
         assert len(calls) > n_calls + 1
     else:
         assert again.last_runs > 1  # tuning runs of the function, then the final call
-    assert all(e["fingerprint"]["torch"] != "0.0.1-old" for _, data in entries() for e in data["entries"].values())
+    stored = [e for _, data in _cache_entries(tmp_path) for e in data["entries"].values()]
+    assert all(e["fingerprint"]["torch"] != "0.0.1-old" for e in stored)
 
 
 # ----------------------------------------------------------------------------- the wave-quantisation term
