@@ -10,6 +10,7 @@ Writes ``OUT_DIR/rank<RANK>.json``; an exception is recorded there
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -175,24 +176,33 @@ def scenario_tune(pg):
     for step in OPTS.get("steps", [{}]):
         STEP.clear()
         STEP.update({**OPTS, **step})
-        env = dict(STEP.get("env", {}))
-        env["TILETUNE_CACHE_DIR"] = STEP["cache_dirs"][RANK] if "cache_dirs" in STEP else STEP["cache_dir"]
-        if STEP.get("stale_rank0") and RANK == 0:
-            _make_stale(env["TILETUNE_CACHE_DIR"])
-        dist.barrier(group=pg)
-        saved = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
-        try:
-            out.append(run_step(STEP, pg))
-        except Exception as exc:
-            out.append({"error": type(exc).__name__, "message": str(exc)})
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+        with _step_environment(STEP, pg):
+            try:
+                out.append(run_step(STEP, pg))
+            except Exception as exc:
+                out.append({"error": type(exc).__name__, "message": str(exc)})
     return {"steps": out}
+
+
+@contextlib.contextmanager
+def _step_environment(step, pg):
+    """A step's environment, set for the step only once every rank got there: its ``env``, TILETUNE_CACHE_DIR
+    from ``cache_dirs`` (one per rank) or ``cache_dir``, and with ``stale_rank0`` rank 0's entries made stale."""
+    env = dict(step.get("env", {}))
+    env["TILETUNE_CACHE_DIR"] = step["cache_dirs"][RANK] if "cache_dirs" in step else step["cache_dir"]
+    if step.get("stale_rank0") and RANK == 0:
+        _make_stale(env["TILETUNE_CACHE_DIR"])
+    dist.barrier(group=pg)
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 # ---------------------------------------------------------------- contextual tuning across ranks
@@ -269,35 +279,23 @@ def scenario_contextual_cache(pg):
 
     out = []
     for step in OPTS["steps"]:
-        env = dict(step.get("env", {}))
-        env["TILETUNE_CACHE_DIR"] = step["cache_dirs"][RANK]
-        if step.get("stale_rank0") and RANK == 0:
-            _make_stale(env["TILETUNE_CACHE_DIR"])
-        dist.barrier(group=pg)
-        saved = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
-        add = tiletune.autotune(configs=[triton.Config({"BLOCK_SIZE": b}, pre_hook=sleeper(b)) for b in (32, 64, 128)],
-                                key=["n_elements"])(add_kernel)
+        with _step_environment(step, pg):
+            configs = [triton.Config({"BLOCK_SIZE": b}, pre_hook=sleeper(b)) for b in (32, 64, 128)]
+            add = tiletune.autotune(configs=configs, key=["n_elements"])(add_kernel)
 
-        @tiletune.contextual_autotune(is_dist=step.get("is_dist", True), n_repeat=2, n_warmup=1)
-        def run(x, y):
-            s = torch.empty_like(x)
-            add[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK_SIZE"]),)](x, y, s, x.numel())
-            return s
+            @tiletune.contextual_autotune(is_dist=step.get("is_dist", True), n_repeat=2, n_warmup=1)
+            def run(x, y):
+                s = torch.empty_like(x)
+                add[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK_SIZE"]),)](x, y, s, x.numel())
+                return s
 
-        try:
-            x, y = torch.randn(300), torch.randn(300)
-            s = run(x, y)
-            out.append({"add": add.best_config.kwargs["BLOCK_SIZE"], "runs": run.last_runs,
-                        "correct": bool(torch.equal(s, x + y))})
-        except Exception as exc:
-            out.append({"error": type(exc).__name__, "message": str(exc)})
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+            try:
+                x, y = torch.randn(300), torch.randn(300)
+                s = run(x, y)
+                out.append({"add": add.best_config.kwargs["BLOCK_SIZE"], "runs": run.last_runs,
+                            "correct": bool(torch.equal(s, x + y))})
+            except Exception as exc:
+                out.append({"error": type(exc).__name__, "message": str(exc)})
     return {"steps": out}
 
 
