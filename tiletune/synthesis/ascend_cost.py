@@ -21,13 +21,12 @@ from __future__ import annotations
 import numpy as np
 
 from .constraints import Model, evaluate
+from .constraints.ascend import UB_ESTIMATE
 
 __all__ = ["alignment_factor", "overflow_risk_factor", "OVERFLOW_RISK"]
 
 #: Time factor of a config that may overflow the UB (estimate over, certain within).
 OVERFLOW_RISK = 4.0
-#: The footprint entry :func:`overflow_risk_factor` reads (constraints/ascend.py ``UB_ESTIMATE``).
-_UB_ESTIMATE = "ub_estimate"
 
 
 def _arr(e, env: dict, n: int) -> np.ndarray:
@@ -52,6 +51,6 @@ def alignment_factor(model: Model, env: dict, n: int) -> np.ndarray:
 def overflow_risk_factor(model: Model, env: dict, n: int) -> np.ndarray:
     """:data:`OVERFLOW_RISK` where the estimated UB bytes exceed the target's UB, else 1.0."""
     ub = model.target.ub_bytes
-    if not ub or _UB_ESTIMATE not in model.footprint:
+    if not ub or UB_ESTIMATE not in model.footprint:
         return np.ones(n)
-    return np.where(_arr(model.footprint[_UB_ESTIMATE], env, n) > ub, OVERFLOW_RISK, 1.0)
+    return np.where(_arr(model.footprint[UB_ESTIMATE], env, n) > ub, OVERFLOW_RISK, 1.0)

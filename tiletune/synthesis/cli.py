@@ -25,6 +25,7 @@ import sys
 from typing import Any, Optional, Sequence
 
 from ..errors import AnalysisError, InfeasibleError, SynthesisError, TiletuneError
+from .constraints.ascend import UB_ESTIMATE
 from .model import Candidate, SynthesisResult
 from .space import normalize_dtype
 from .targets import TARGETS
@@ -219,7 +220,7 @@ def _cost_text(c: Candidate) -> str:
     bound = "memory" if t.get("t_memory", 0) >= t.get("t_compute", 0) else "compute"
     risk = ""
     if t.get("overflow_risk_factor", 1.0) > 1.0:  # Ascend: the estimated UB plan over, the certain count within
-        risk = f"; UB may overflow: estimated {int(c.footprint.get('ub_estimate', 0))} B, ranked lower"
+        risk = f"; UB may overflow: estimated {int(c.footprint.get(UB_ESTIMATE, 0))} B, ranked lower"
     return (
         f"predicted {c.cost * 1e6:.1f} us ({bound}-bound, {int(t.get('programs', 0))} programs, "
         f"waves x{t.get('waves_factor', 1):.2f}, latency eff {t.get('latency_eff', 1):.2f}{risk})"
