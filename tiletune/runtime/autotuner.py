@@ -415,16 +415,35 @@ class Autotuner(_TritonAutotuner):
             synthesize_configs=self.synthesize_configs, synthesis=self._synthesis,
             search_breadth=self.search_breadth, seeds=lambda add: warm_seeds(self, problem, add, pg))
 
+    def _fork_ahead(self, session: CompileSession) -> None:
+        """Fork ``session``'s first children, each warming its compiler while this process analyses and
+        synthesises (:meth:`CompileSession.fork_ahead`; a no-op once this process' compiler is warm)."""
+        session.fork_ahead([self.fn], n=None if self.synthesize_configs else len(self.configs))
+
+    def _cold_session(self) -> Optional[CompileSession]:
+        """A compile session forked before the binding and the analysis, when this launch certainly tunes:
+        nothing cached can answer it (no cache file of this kernel, the cache off or bypassed, or
+        ``TILETUNE_ALWAYS_TUNE``).  The children's compiler warm-up (about 0.55 s on the H100 host) then
+        overlaps the analysis too, not only the synthesis.  None when the cache may answer: the session is
+        forked after the lookup, as a cache hit needs no children."""
+        from .cache import always_tune, may_hold
+
+        if self.cache_results and not self._bypass_cache and not always_tune() and may_hold(self.kernel_name):
+            return None
+        session = CompileSession()
+        self._fork_ahead(session)
+        return session
+
     def _search(self, args: tuple, kwargs: Dict[str, Any], problem: _Problem, pg: Any,
-                started: Optional[float] = None) -> tuple:
+                started: Optional[float] = None, session: Optional[CompileSession] = None) -> tuple:
         """Tune one key: the candidates stage, then the measure stage; ``(winner, extra facts)``.
 
         ``started``: when this first tune began on the measuring clock (binding,
         analysis and the cache lookup before the search count against its time
-        budget); default now."""
-        with CompileSession() as session:  # child processes that compile for every batch of this search
-            # forked now, each warming its compiler while this process analyses and synthesises (fork_ahead)
-            session.fork_ahead([self.fn], n=None if self.synthesize_configs else len(self.configs))
+        budget); default now.  ``session``: compile children forked earlier
+        (:meth:`_cold_session`); default a new session, forked now."""
+        with session or CompileSession() as session:  # child processes that compile for every batch of this search
+            self._fork_ahead(session)  # forked now unless forked earlier (or this process is warm)
             t_begin = _bench.clock()  # the measuring clock: the search's time budget reads it too
             t_start = t_begin if started is None else min(started, t_begin)
             stage: Dict[str, MeasureStage] = {}
@@ -455,17 +474,23 @@ class Autotuner(_TritonAutotuner):
                 self._fast[key] = (cfg, cfg.all_kwargs())
                 return self._fast[key]
             _targets.require_device(f"kernel {self.kernel_name!r}")
-            problem = self._problem(args, kwargs)
-            pg = self.process_group()
+            cold = self._cold_session()
+            try:
+                problem = self._problem(args, kwargs)
+                pg = self.process_group()
 
-            def tune() -> tuple:
-                protection = _protect.kernel_protection(self, problem)  # configs=[]: inputs it writes into
-                with _decision.protect_side_effects(f"kernel {self.kernel_name!r}", problem.bound, protection), \
-                        _protect.after_each_launch(self, protection), _isolate.first_launches(self):
-                    config, extra = self._search(args, kwargs, problem, pg, started=started)
-                return config, self._entry(config, extra), extra
+                def tune() -> tuple:
+                    protection = _protect.kernel_protection(self, problem)  # configs=[]: inputs it writes into
+                    with _decision.protect_side_effects(f"kernel {self.kernel_name!r}", problem.bound,
+                                                        protection), \
+                            _protect.after_each_launch(self, protection), _isolate.first_launches(self):
+                        config, extra = self._search(args, kwargs, problem, pg, started=started, session=cold)
+                    return config, self._entry(config, extra), extra
 
-            decided = _decision.decide(self._decision(problem, pg), self._match, tune)
+                decided = _decision.decide(self._decision(problem, pg), self._match, tune)
+            finally:
+                if cold is not None and cold.pools:  # not searched (a rank 0 winner, an error): stop at once
+                    cold.abandon()
             config = decided.choice
             if decided.status == "cache hit":
                 config = self._config_from_entry({"config": config})

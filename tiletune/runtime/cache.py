@@ -32,6 +32,7 @@ from __future__ import annotations
 import copy
 import datetime as _dt
 import functools
+import glob
 import hashlib
 import json
 import math
@@ -99,6 +100,18 @@ def cache_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("tiletune"))
+
+
+def may_hold(name: str, kind: str = "kernel", directory: Optional[Path] = None) -> bool:
+    """False only when the cache certainly holds no entry for ``name``: no file of that name (any source
+    hash) exists.  Cheap (one directory listing, no hashing), so a first tune can tell a cold cache before
+    it analyses the kernel to compute its file's name; a file of another kernel whose name extends this
+    one's answers True (the caller then takes the usual path)."""
+    root = (Path(directory) if directory is not None else cache_dir()) / kind
+    try:
+        return any(root.glob(f"{glob.escape(_safe_name(name))}-*.json"))
+    except OSError:  # unreadable: assume it may
+        return True
 
 
 def always_tune() -> bool:
