@@ -421,17 +421,19 @@ class Autotuner(_TritonAutotuner):
         session.fork_ahead([self.fn], n=None if self.synthesize_configs else len(self.configs))
 
     def _cold_session(self) -> Optional[CompileSession]:
-        """A compile session forked before the binding and the analysis, when this launch certainly tunes:
-        nothing cached can answer it (no cache file of this kernel, the cache off or bypassed, or
-        ``TILETUNE_ALWAYS_TUNE``).  The children's compiler warm-up (about 0.55 s on the H100 host) then
-        overlaps the analysis too, not only the synthesis.  None when the cache may answer: the session is
-        forked after the lookup, as a cache hit needs no children."""
+        """A compile session forked before Triton's driver, the binding and the analysis exist, when this
+        launch certainly tunes: nothing cached can answer it (no cache file of this kernel, the cache off or
+        bypassed, or ``TILETUNE_ALWAYS_TUNE``).  The children's compiler warm-up (about 0.55 s on the H100
+        host) then overlaps the driver's set-up and the analysis too, not only the synthesis.  None when the
+        cache may answer: the session is forked after the lookup, as a cache hit needs no children."""
         from .cache import always_tune, may_hold
 
         if self.cache_results and not self._bypass_cache and not always_tune() and may_hold(self.kernel_name):
             return None
         session = CompileSession()
-        self._fork_ahead(session)
+        if not _bench.interpreting():  # before Triton's driver exists (it builds its launcher utilities first)
+            session.fork_ahead([self.fn], _targets.cuda_target_before_driver(),
+                               n=None if self.synthesize_configs else len(self.configs))
         return session
 
     def _search(self, args: tuple, kwargs: Dict[str, Any], problem: _Problem, pg: Any,
@@ -473,9 +475,9 @@ class Autotuner(_TritonAutotuner):
                 self.cache[key] = cfg
                 self._fast[key] = (cfg, cfg.all_kwargs())
                 return self._fast[key]
-            _targets.require_device(f"kernel {self.kernel_name!r}")
             cold = self._cold_session()
             try:
+                _targets.require_device(f"kernel {self.kernel_name!r}")
                 problem = self._problem(args, kwargs)
                 pg = self.process_group()
 

@@ -15,7 +15,8 @@ from typing import Any
 
 from . import bench as _bench
 
-__all__ = ["given_target", "resolve_target", "target_name", "require_device", "NO_DEVICE_FIX"]
+__all__ = ["given_target", "resolve_target", "target_name", "require_device", "cuda_target_before_driver",
+           "NO_DEVICE_FIX"]
 
 
 #: What to do when no device can run a kernel: said by every error about it.
@@ -36,6 +37,28 @@ def _driver_active() -> bool:
         return True
     except Exception:
         return False
+
+
+def cuda_target_before_driver() -> Any:
+    """The compile target of torch's current CUDA device, read without creating Triton's driver; None when
+    torch sees no CUDA device (a HIP or other device: Triton's driver tells, later).
+
+    Creating Triton's driver first builds its launcher utilities (0.3-0.8 s in an empty Triton cache on the
+    H100 host), so a first tune that asks it for the target cannot fork its compile children before that.
+    Only the children's compiler warm-up uses this target; every compile takes Triton's own
+    (``driver.active.get_current_target()``), as Triton's CUDA driver computes it: capability major x 10 +
+    minor, warp size 32."""
+    try:
+        import torch
+
+        if torch.version.hip is not None or not torch.cuda.is_available():
+            return None
+        from triton.backends.compiler import GPUTarget
+
+        major, minor = torch.cuda.get_device_capability()
+        return GPUTarget("cuda", major * 10 + minor, 32)
+    except Exception:  # no usable device: Triton's driver decides later
+        return None
 
 
 def require_device(what: str) -> None:
