@@ -195,3 +195,26 @@ def test_an_implicit_widening_is_a_cast_then_the_operation():
     assert ub_bytes(spec, dt, const(1)).evaluate(env) > UB  # the fp32 copy beside the product
     assert check_config(spec, env, None, None, {"M": 4096, "N": 4096}, dt, "ascend910b3") == []
     assert explain_config(spec, env, {"M": 4096, "N": 4096}, dt, "ascend910b3")[0].startswith("UB may overflow")
+
+
+def test_an_explicit_cast_written_with_its_load_holds_both_tiles():
+    """``tl.load(...).to(tl.float32)`` in one expression (its label is shortened past the ``.to(``):
+    still an explicit cast, whose narrow input and wide output are both operands of one conversion
+    (PlanMemory.cpp isReusableCastOp: a widening cast cannot take its input's buffer), beside the
+    accumulator carried through the loop; not an implicit widening, so no extra fp32 copy is estimated.
+    Checked: before the cast was recognised from its operands, fp16 counted certain 262144 B
+    (the fp16 input missing) and estimated 458752 B (a copy that does not exist)."""
+    spec = analyze_file(KERNELS).kernel("row_sq_norm_cast")
+    tile = 32 * 1024
+    env = {"BLOCK_R": 32, "BLOCK_C": 1024}
+    for dt, narrow in (("fp16", 2), ("bf16", 2)):
+        d = _dtypes(spec, dt)
+        need = 4 * tile + narrow * tile + 4 * tile  # acc, the loaded tile, its fp32 cast
+        assert ub_certain(spec, d, const(1)).evaluate(env) == need == 327680
+        assert ub_bytes(spec, d, const(1)).evaluate(env) == need
+        assert check_config(spec, env, None, None, {}, d, "ascend910b3") == [f"UB: needs {need} B > {UB} B on ascend910b3"]
+        half = {"BLOCK_R": 16, "BLOCK_C": 1024}
+        assert check_config(spec, half, None, None, {}, d, "ascend910b3") == []
+        assert explain_config(spec, half, {}, d, "ascend910b3") == []  # no may-overflow from a phantom copy
+    f32 = _dtypes(spec, "fp32")  # a cast to its own type is no tile: acc and x (x * x takes x's buffer)
+    assert ub_certain(spec, f32, const(1)).evaluate(env) == 8 * tile

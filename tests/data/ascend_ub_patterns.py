@@ -108,3 +108,16 @@ def scale_rows_by_norm(x_ptr, s_ptr, n_ptr, out_ptr, M, N, BLOCK_R: tl.constexpr
         x = tl.load(x_ptr + rows * N + cols, mask=(rows < M) & (cols < N))
         y = x * s / nrm
         tl.store(out_ptr + rows * N + cols, y, mask=(rows < M) & (cols < N))
+
+
+@triton.jit
+def row_sq_norm_cast(x_ptr, n_ptr, M, N, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """Per-row sum of squares with an explicit upcast inside the loop, beside an fp32 accumulator
+    carried through it (the pattern of FlagGems' Ascend weight-norm forward first pass)."""
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)[:, None]
+    acc = tl.zeros([BLOCK_R, BLOCK_C], dtype=tl.float32)
+    for start in range(0, N, BLOCK_C):
+        cols = start + tl.arange(0, BLOCK_C)[None, :]
+        x = tl.load(x_ptr + rows * N + cols, mask=(rows < M) & (cols < N)).to(tl.float32)
+        acc += x * x
+    tl.store(n_ptr + rows, tl.sqrt(tl.sum(acc, 1))[:, None], mask=rows < M)

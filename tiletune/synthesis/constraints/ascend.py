@@ -82,8 +82,12 @@ RULES: dict[str, str] = {
         "compile) the HFusion auto-schedule, BiShengIR's tiling of vector ops, is skipped (AscendNPU-IR "
         "lib/Dialect/HFusion/Pipelines/HFusionPipelines.cpp buildHFusionPipelines l.292-303), so the user "
         "splits (Triton-Ascend programming_guide.md 'How Do I Avoid UB Overflow': 'reduce the amount of data "
-        "transferred at a time and use the for loop'); the analysis' live tiles without reuse over-count and "
-        "only steer the synthesis"
+        "transferred at a time and use the for loop'); the passes that do split run elsewhere: TileAndBindSubBlock "
+        "halves only a mix (cube+vector) function over its two vector cores (TileAndBindSubBlock.cpp header), "
+        "TileCubeVectorLoop only a loop CV pipelining marked hivm.loop_core_type in a mix kernel "
+        "(TileCubeVectorLoop.cpp processCandidateLoop), AutoBlockify loops over programs, not tiles "
+        "(docs AutoBlockify.md); AscendNPU-IR at 52f96a130, 2026-08; the analysis' live tiles without reuse "
+        "over-count and only steer the synthesis"
     ),
     "ub.certain": (
         "a config is rejected only on what certainly does not fit: the whole tiles one vector operation "
@@ -133,11 +137,15 @@ RULES: dict[str, str] = {
         "L0C holds the tl.dot accumulators whole: the result (mC) of a local matmul is allocated in L0C "
         "(AscendNPU-IR lib/Dialect/HIVM/Transforms/InferHIVMMemScope.cpp, inferAndPropagateMemScopeForLocalMatmulLike: "
         "'operand mC should be in L0C') and planned there (PlanMemory.cpp l0cSpaceSize = 128 KiB on 910B, "
-        "'cc overflow' otherwise); no pass splits a dot's M x N into L0C-sized steps (TileBatchMMIntoLoop.cpp "
-        "loops over the batch only), and the overflow retry only drops multibuffer"
+        "'cc overflow' otherwise); no pass splits an accumulating dot's M x N into L0C-sized steps "
+        "(TileBatchMMIntoLoop.cpp loops over the batch only; TileCubeVectorLoop, on by default since AscendNPU-IR "
+        "v1.2.0 with tile-mix-cube-loop=2, splits only a CV-pipelined cube loop of a mix kernel and skips one whose "
+        "mmadL1 accumulates in L0C, TileCubeVectorLoop.cpp hasL0CAccumulation: a K loop's acc += tl.dot), and the "
+        "overflow retry only drops multibuffer (OverFlowPolicyBase.cpp onFailure)"
     ),
     "l0": (
-        "L0A/L0B are not planned per Triton tile: PlanMemory.cpp plans UB, L1 and L0C only, and the cube "
+        "L0A/L0B are not planned per Triton tile: PlanMemory.cpp plans UB, L1 and L0C only "
+        "(MemPlan::GetBufferSpaceInfo; AscendNPU-IR docs PlanMemory.md: 'allocation is mainly for L1 and L0C'), and the cube "
         "op (hivm mmadL1, operands in L1: AscendNPU-IR test 'test_mmadL1_no_loop' allocates a 256x128 "
         "fp16 A tile in L1) feeds L0A/L0B in fractal steps; Triton-Ascend's matmul tutorial "
         "(third_party/ascend/tutorials/05-matrix-multiplication.py l.38) runs BLOCK 128x128x128, whose fp32 "

@@ -237,7 +237,7 @@ def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[tuple[Ex
                 w = b[2]
                 if rw is not None and w is not None and (rw < w or rw % w):
                     continue
-                if rw is not None and w is not None and rw > w and b[1] > 1 and ".to(" in label:
+                if rw is not None and w is not None and rw > w and b[1] > 1 and _is_cast(g, n, label, dt, dtypes):
                     continue  # a narrowing cast reuses its input only for 1-D tiles
                 target = r
                 break
@@ -305,7 +305,7 @@ def _widened(g, order, attrs, root, shp, dt, dtypes, cube) -> list[tuple[int, st
     out = []
     for t, n in enumerate(order):
         a = attrs[n]
-        if a["kind"] != "elementwise" or n in cube or n not in root or ".to(" in (a.get("label") or ""):
+        if a["kind"] != "elementwise" or n in cube or n not in root or _is_cast(g, n, a.get("label") or "", dt, dtypes):
             continue
         wide = _bytes_of(shp[n], dt[n], dtypes)
         if wide is None or wide[2] is None:
@@ -319,6 +319,23 @@ def _widened(g, order, attrs, root, shp, dt, dtypes, cube) -> list[tuple[int, st
             numel = product(parse_expr(str(d)) for d in shp[p])
             out.append((t, n, p, numel * wide[2]))
     return out
+
+
+def _is_cast(g, n, label: str, dt: dict, dtypes: dict) -> bool:
+    """Whether an elementwise node is an explicit cast (``x.to(tl.float32)``), not an implicit widening.
+
+    Its label says so, or, where the label was shortened (``...``: ``tl.load(x_ptr + offs,
+    mask=...).to(tl.float32)`` loses its tail), it reads one value only, a tile of another element
+    width: no other one-operand elementwise operation changes the element type (an implicit widening
+    needs a second, wider operand: Triton ``semantic.binary_op_type_checking_impl``).
+    """
+    if ".to(" in label:
+        return True
+    preds = list(g.predecessors(n))
+    if not label.endswith("...") or len(preds) != 1:
+        return False
+    src, out = resolve_dtype(dt.get(preds[0]), dtypes), resolve_dtype(dt.get(n), dtypes)
+    return src is not None and out is not None and DTYPE_BYTES.get(src) != DTYPE_BYTES.get(out)
 
 
 def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_index, cube,
