@@ -208,11 +208,18 @@ def _evaluate(e, entry: dict[str, Any]) -> Optional[int]:
         return None
 
 
+def _consts(spec, entry: dict[str, Any]) -> dict[str, int]:
+    """The constexpr values an entry's config fixes (not tiling parameters): an ``if`` on them is decided."""
+    cfg = entry["config"]
+    return {p.name: cfg[p.name] for p in spec.params
+            if p.constexpr and not p.tiling and isinstance(cfg.get(p.name), int)}
+
+
 def largest_tile(spec, entry: dict[str, Any], copies: int) -> Optional[int]:
     """Bytes of the kernel's largest UB tile for this config (a loop's load with ``copies`` copies,
     a mix kernel's vector part per sub-block): the need no plan of the compiler goes below."""
     t = get_target(entry["target"])
-    floor = ub_floor(spec, entry["dtypes"], const(copies))
+    floor = ub_floor(spec, entry["dtypes"], const(copies), _consts(spec, entry))
     need = _evaluate(floor, entry) if floor is not None else None
     return need // sub_blocks(t) if need is not None and spec.dots else need
 
@@ -226,7 +233,7 @@ def may_overflow(spec, entry: dict[str, Any]) -> Optional[str]:
         return None
     with compiler(entry):
         copies = 1 if multibuffer_retry() else 1 + int(bool(entry["config"].get("multibuffer", t.multibuffer_default)))
-    plan = ub_bytes(spec, entry["dtypes"], const(copies))
+    plan = ub_bytes(spec, entry["dtypes"], const(copies), _consts(spec, entry))
     est = _evaluate(plan, entry) if plan is not None else None
     if est is None:
         return None
@@ -254,7 +261,7 @@ def cause(spec, entry: dict[str, Any], why: list[str]) -> str:
         return "one tile x multibuffer"
     if any(w.startswith(("L1", "L0C")) for w in why):
         return "cube"  # L1 / L0C reject it whatever the UB plan
-    plan = ub_certain(spec, entry["dtypes"], const(1))
+    plan = ub_certain(spec, entry["dtypes"], const(1), _consts(spec, entry))
     single = _evaluate(plan, entry) if plan is not None else None
     if not retry and single is not None and (single // sub_blocks(t) if spec.dots else single) <= t.ub_bytes:
         return "multibuffer"

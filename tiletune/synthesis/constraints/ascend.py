@@ -246,7 +246,9 @@ def _ub_need(b, foot: dict[str, Expr], dots: list[DotTerm], stages: Expr) -> tup
     def per_core(e: Expr) -> Expr:
         return e // halves if halves > 1 else e
 
-    bounds = ub_bounds(b.spec, b.space.dtypes, stages)
+    consts = {p.name: b.space.env[p.name] for p in b.spec.params
+              if p.constexpr and not p.tiling and isinstance(b.space.env.get(p.name), int)}
+    bounds = ub_bounds(b.spec, b.space.dtypes, stages, consts)
     bound = (b.bind(bounds[0]), b.bind(bounds[1])) if bounds is not None else (None, None)
     if bound[0] is not None and bound[1] is not None:
         return per_core(bound[0]), "the tiles live together on every plan" + mix, per_core(bound[1]), True
@@ -255,7 +257,7 @@ def _ub_need(b, foot: dict[str, Expr], dots: list[DotTerm], stages: Expr) -> tup
     live = live if live is not None else foot["live_bytes"]
     if halves > 1:
         live = emax(live - foot["dot_operand_bytes"] * stages, foot.get("accumulator_bytes", const(0))) // halves
-    floor = ub_floor(b.spec, b.space.dtypes, stages)
+    floor = ub_floor(b.spec, b.space.dtypes, stages, consts)
     floor = b.bind(floor) if floor is not None else None
     floor = per_core(floor) if floor is not None else const(0)
     return floor, "the largest single tile: the plan is unknown" + mix, live, False
