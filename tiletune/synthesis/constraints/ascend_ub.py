@@ -346,7 +346,9 @@ def _is_cast(g, n, label: str, dt: dict, dtypes: dict) -> bool:
     if not label.endswith("...") or len(preds) != 1:
         return False
     src, out = resolve_dtype(dt.get(preds[0]), dtypes), resolve_dtype(dt.get(n), dtypes)
-    return src is not None and out is not None and DTYPE_BYTES.get(src) != DTYPE_BYTES.get(out)
+    if src is None or out is None or out == "int1":  # a comparison with a literal (x > 0) makes int1
+        return False
+    return DTYPE_BYTES.get(src) != DTYPE_BYTES.get(out)
 
 
 def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_index, cube,
