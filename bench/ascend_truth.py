@@ -208,11 +208,18 @@ def _evaluate(e, entry: dict[str, Any]) -> Optional[int]:
         return None
 
 
+def _consts(spec, entry: dict[str, Any]) -> dict[str, int]:
+    """The constexpr values an entry's config fixes (not tiling parameters): an ``if`` on them is decided."""
+    cfg = entry["config"]
+    return {p.name: cfg[p.name] for p in spec.params
+            if p.constexpr and not p.tiling and isinstance(cfg.get(p.name), int)}
+
+
 def largest_tile(spec, entry: dict[str, Any], copies: int) -> Optional[int]:
     """Bytes of the kernel's largest UB tile for this config (a loop's load with ``copies`` copies,
     a mix kernel's vector part per sub-block): the need no plan of the compiler goes below."""
     t = get_target(entry["target"])
-    floor = ub_floor(spec, entry["dtypes"], const(copies))
+    floor = ub_floor(spec, entry["dtypes"], const(copies), _consts(spec, entry))
     need = _evaluate(floor, entry) if floor is not None else None
     return need // sub_blocks(t) if need is not None and spec.dots else need
 
@@ -226,7 +233,7 @@ def may_overflow(spec, entry: dict[str, Any]) -> Optional[str]:
         return None
     with compiler(entry):
         copies = 1 if multibuffer_retry() else 1 + int(bool(entry["config"].get("multibuffer", t.multibuffer_default)))
-    plan = ub_bytes(spec, entry["dtypes"], const(copies))
+    plan = ub_bytes(spec, entry["dtypes"], const(copies), _consts(spec, entry))
     est = _evaluate(plan, entry) if plan is not None else None
     if est is None:
         return None
@@ -254,11 +261,20 @@ def cause(spec, entry: dict[str, Any], why: list[str]) -> str:
         return "one tile x multibuffer"
     if any(w.startswith(("L1", "L0C")) for w in why):
         return "cube"  # L1 / L0C reject it whatever the UB plan
-    plan = ub_certain(spec, entry["dtypes"], const(1))
+    plan = ub_certain(spec, entry["dtypes"], const(1), _consts(spec, entry))
     single = _evaluate(plan, entry) if plan is not None else None
     if not retry and single is not None and (single // sub_blocks(t) if spec.dots else single) <= t.ub_bytes:
         return "multibuffer"
     return "plan"
+
+
+def recheck(rows: list[dict], by_id: dict[str, dict], target: str, cache: dict) -> None:
+    """Check each rejected shipped config again on ``target``; its row gets ``also``: ``{"target",
+    "result", "why"}`` (a list tuned on a chip with a larger UB or L0C would fit there)."""
+    for r in rows:
+        if r["label"] == "shipped" and r["result"] == "rejected":
+            again = check(dict(by_id[r["id"]], target=target), cache)
+            r["also"] = {"target": target, "result": again["result"], "why": again["why"]}
 
 
 CAUSES = ("one_tile", "one_tile_x_multibuffer", "multibuffer", "plan", "cube")
@@ -272,7 +288,7 @@ def summary(rows: list[dict]) -> dict[str, int]:
     """Counts per label and result; ``wrong`` = runs rejected + fails accepted."""
     out = {"runs": 0, "runs_rejected": 0, "fails": 0, "fails_rejected": 0, "shipped": 0, "shipped_rejected": 0,
            "skipped": 0, **{f"shipped_rejected_{c}": 0 for c in CAUSES}, "runs_may_overflow": 0,
-           "fails_may_overflow": 0, "shipped_may_overflow": 0}
+           "fails_may_overflow": 0, "shipped_may_overflow": 0, "shipped_rejected_accepted_on_also": 0}
     for r in rows:
         if r["result"] == "skipped":
             out["skipped"] += 1
@@ -284,8 +300,19 @@ def summary(rows: list[dict]) -> dict[str, int]:
             out[f"{r['label']}_rejected"] += 1
             if r["label"] == "shipped":
                 out[f"shipped_rejected_{_key(r['cause'])}"] += 1
+                out["shipped_rejected_accepted_on_also"] += r.get("also", {}).get("result") == "accepted"
     out["wrong"] = out["runs_rejected"] + (out["fails"] - out["fails_rejected"])
     return out
+
+
+def _also_lines(rows: list[dict], total: dict[str, int]) -> list[str]:
+    """The report's line on the rejected shipped configs checked again on another target (``--also-target``)."""
+    again = [r for r in rows if "also" in r]
+    if not again:
+        return []
+    fit = [r["id"] for r in again if r["also"]["result"] == "accepted"]
+    return [f"- the {len(again)} rejected shipped configs on {again[0]['also']['target']}: accepted "
+            f"**{total['shipped_rejected_accepted_on_also']}**" + (f" ({'; '.join(fit)})" if fit else "")]
 
 
 def markdown(rows: list[dict], total: dict[str, int], flaggems: str = "") -> str:
@@ -311,6 +338,7 @@ def markdown(rows: list[dict], total: dict[str, int], flaggems: str = "") -> str
         f"shipped {total['shipped_may_overflow']}",
         f"- skipped (file not available): {total['skipped']}",
         *([f"- FlagGems checked: {flaggems}"] if flaggems else []),
+        *_also_lines(rows, total),
         "",
         "| id | kernel | config | label | result | why | cause | source |",
         "|---|---|---|---|---|---|---|---|",
@@ -330,7 +358,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--flaggems", help="a FlagGems checkout: also check its Ascend tune_configs.yaml")
     ap.add_argument("--flaggems-rev", default="", help="words for the report: which FlagGems (repository, commit)")
     ap.add_argument("--vllm-ascend", help="a vllm-ascend checkout: check the labelled entries read from it")
+    ap.add_argument("--also-target", help="re-check each rejected shipped config on this Ascend target too "
+                    "(e.g. ascend910_95: was the list tuned for a chip with a larger UB / L0C?)")
     args = ap.parse_args(argv)
+    if args.also_target and get_target(args.also_target).family != "ascend":
+        ap.error(f"--also-target {args.also_target}: not an Ascend target; use e.g. ascend910_95 or ascend910_93")
     cache: dict = {}
     todo = entries(Path(args.vllm_ascend) if args.vllm_ascend else None) + (flaggems_entries(Path(args.flaggems)) if args.flaggems else [])
     rows = []
@@ -339,6 +371,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             rows.append(check(e, cache))
         except Exception as exc:  # noqa: BLE001 - one kernel the analyser cannot follow is reported, not fatal
             rows.append({**e, "result": "skipped", "why": [f"{type(exc).__name__}: {exc}"]})
+    if args.also_target:
+        recheck(rows, {e["id"]: e for e in todo}, get_target(args.also_target).name, cache)
     total = summary(rows)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

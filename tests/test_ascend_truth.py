@@ -98,3 +98,23 @@ def test_vllm_triton_utils_imports_are_read_as_triton():
     assert check_config(spec, {"BLOCK_N": 4096}, None, None, {"n_cols": 4096}, dt, "ascend910b3") == []
     why = check_config(spec, {"BLOCK_N": 65536}, None, None, {"n_cols": 65536}, dt, "ascend910b3")
     assert why and why[0].startswith("UB: needs")  # one fp32 row of 256 KiB is larger than the UB
+
+
+def test_a_rejected_shipped_config_is_checked_again_on_another_target():
+    """``--also-target``: a row-max accumulator beside its load, 2 x 16 x 1792 fp32 = 229376 B, is over
+    910B3's 192 KiB UB but within Ascend 950's 248 KiB; 2 x 16 x 2048 fp32 is over both."""
+    from bench.ascend_truth import markdown, recheck
+
+    base = {"file": "tests/data/ascend_ub_patterns.py", "kernel": "row_max_named_acc", "shapes": {},
+            "dtypes": {"inp": "fp32", "out": "fp32"}, "label": "shipped", "source": "test", "target": "ascend910b3"}
+    todo = [dict(base, id=f"acc-{n}", config={"BLOCK_M": 16, "BLOCK_N": n}) for n in (1792, 2048)]
+    cache: dict = {}
+    rows = [check(e, cache) for e in todo]
+    assert [r["result"] for r in rows] == ["rejected", "rejected"]
+    recheck(rows, {e["id"]: e for e in todo}, "ascend910_95", cache)
+    assert rows[0]["also"] == {"target": "ascend910_95", "result": "accepted", "why": []}
+    assert rows[1]["also"]["result"] == "rejected"
+    assert rows[1]["also"]["why"] == ["UB: needs 262144 B > 253952 B on ascend910_95"]
+    total = summary(rows)
+    assert total["shipped_rejected_accepted_on_also"] == 1
+    assert "- the 2 rejected shipped configs on ascend910_95: accepted **1** (acc-1792)" in markdown(rows, total)

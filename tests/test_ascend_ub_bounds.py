@@ -195,3 +195,58 @@ def test_an_implicit_widening_is_a_cast_then_the_operation():
     assert ub_bytes(spec, dt, const(1)).evaluate(env) > UB  # the fp32 copy beside the product
     assert check_config(spec, env, None, None, {"M": 4096, "N": 4096}, dt, "ascend910b3") == []
     assert explain_config(spec, env, {"M": 4096, "N": 4096}, dt, "ascend910b3")[0].startswith("UB may overflow")
+
+
+def test_an_explicit_cast_written_with_its_load_holds_both_tiles():
+    """``tl.load(...).to(tl.float32)`` in one expression (its label is shortened past the ``.to(``):
+    still an explicit cast, whose narrow input and wide output are both operands of one conversion
+    (PlanMemory.cpp isReusableCastOp: a widening cast cannot take its input's buffer), beside the
+    accumulator carried through the loop; not an implicit widening, so no extra fp32 copy is estimated.
+    Checked: before the cast was recognised from its operands, fp16 counted certain 262144 B
+    (the fp16 input missing) and estimated 458752 B (a copy that does not exist)."""
+    spec = analyze_file(KERNELS).kernel("row_sq_norm_cast")
+    tile = 32 * 1024
+    env = {"BLOCK_R": 32, "BLOCK_C": 1024}
+    for dt, narrow in (("fp16", 2), ("bf16", 2)):
+        d = _dtypes(spec, dt)
+        need = 4 * tile + narrow * tile + 4 * tile  # acc, the loaded tile, its fp32 cast
+        assert ub_certain(spec, d, const(1)).evaluate(env) == need == 327680
+        assert ub_bytes(spec, d, const(1)).evaluate(env) == need
+        assert check_config(spec, env, None, None, {}, d, "ascend910b3") == [f"UB: needs {need} B > {UB} B on ascend910b3"]
+        half = {"BLOCK_R": 16, "BLOCK_C": 1024}
+        assert check_config(spec, half, None, None, {}, d, "ascend910b3") == []
+        assert explain_config(spec, half, {}, d, "ascend910b3") == []  # no may-overflow from a phantom copy
+    f32 = _dtypes(spec, "fp32")  # a cast to its own type is no tile: acc and x (x * x takes x's buffer)
+    assert ub_certain(spec, f32, const(1)).evaluate(env) == 8 * tile
+
+
+def test_an_if_on_a_constexpr_the_config_fixes_keeps_only_the_side_triton_generates():
+    """``if SPLIT == 1: store x * 2 else: store x + y`` with ``SPLIT`` given by the config: Triton
+    generates one side, so only its tiles count (x + y reads two 128 KiB fp32 tiles, x * 2 one).
+    Checked: before constexpr values decided the test, SPLIT=1 was rejected for x + y's 262144 B."""
+    spec = analyze_file(KERNELS).kernel("rows_store_or_add")
+    dt = _dtypes(spec, "fp32")
+    tile = 16 * 2048 * 4
+    cfg = {"BLOCK_R": 16, "BLOCK_C": 2048}
+    assert check_config(spec, {**cfg, "SPLIT": 1}, None, None, {}, dt, "ascend910b3") == []
+    assert check_config(spec, {**cfg, "SPLIT": 2}, None, None, {}, dt, "ascend910b3") == [
+        f"UB: needs {2 * tile} B > {UB} B on ascend910b3"]
+    assert ub_certain(spec, dt, const(1), {"SPLIT": 1}).evaluate(cfg) == tile
+    assert ub_certain(spec, dt, const(1)).evaluate(cfg) == 2 * tile  # undecided: both sides' worst
+
+
+def test_a_load_with_no_use_the_graph_shows_is_not_certain():
+    """``if EVEN_K: a = tl.load(...) else: a = tl.load(..., mask=...)`` then ``tl.dot(a, b)``: the
+    graph links the dot to one side's loads only, so the other side's loads show no use.  Such a
+    buffer is not certain (unused, the compiler erases it; used by the dot, it lives in L1), only
+    estimated.  On Ascend 950 (no sub-block halving, 248 KiB UB) a 256 x 256 fp32 A tile used to
+    be rejected as one UB tile.  Checked: before, check_config said "UB: needs 262144 B > 253952 B"."""
+    spec = analyze_file(KERNELS).kernel("dot_even_or_masked")
+    dt = _dtypes(spec, "fp32")
+    cfg = {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 256}
+    assert ub_certain(spec, dt, const(1)).evaluate(cfg) == 0
+    assert ub_bytes(spec, dt, const(1)).evaluate(cfg) == 256 * 256 * 4  # still in the estimate
+    assert check_config(spec, cfg, None, None, {}, dt, "ascend910_95") == []
+    assert check_config(spec, {**cfg, "EVEN_K": 1}, None, None, {}, dt, "ascend910_95") == []
+    assert check_config(spec, {**cfg, "BLOCK_N": 512}, None, None, {}, dt, "ascend910_95") == [
+        "L0C: needs 524288 B > 262144 B on ascend910_95"]  # the cube limits still reject

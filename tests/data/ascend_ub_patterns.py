@@ -108,3 +108,52 @@ def scale_rows_by_norm(x_ptr, s_ptr, n_ptr, out_ptr, M, N, BLOCK_R: tl.constexpr
         x = tl.load(x_ptr + rows * N + cols, mask=(rows < M) & (cols < N))
         y = x * s / nrm
         tl.store(out_ptr + rows * N + cols, y, mask=(rows < M) & (cols < N))
+
+
+@triton.jit
+def row_sq_norm_cast(x_ptr, n_ptr, M, N, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """Per-row sum of squares with an explicit upcast inside the loop, beside an fp32 accumulator
+    carried through it (the pattern of FlagGems' Ascend weight-norm forward first pass)."""
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)[:, None]
+    acc = tl.zeros([BLOCK_R, BLOCK_C], dtype=tl.float32)
+    for start in range(0, N, BLOCK_C):
+        cols = start + tl.arange(0, BLOCK_C)[None, :]
+        x = tl.load(x_ptr + rows * N + cols, mask=(rows < M) & (cols < N)).to(tl.float32)
+        acc += x * x
+    tl.store(n_ptr + rows, tl.sqrt(tl.sum(acc, 1))[:, None], mask=rows < M)
+
+
+@triton.jit
+def rows_store_or_add(x_ptr, y_ptr, M, N, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr, SPLIT: tl.constexpr):
+    """Store a row block, or add it into the output when the work is split (``SPLIT`` > 1): the
+    pattern of FlagGems' Ascend mm ``if SPLIT_K == 1: tl.store(...) else: tl.atomic_add(...)``,
+    decided by the config at compile time."""
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)[:, None]
+    cols = tl.arange(0, BLOCK_C)[None, :]
+    mask = (rows < M) & (cols < N)
+    x = tl.load(x_ptr + rows * N + cols, mask=mask)
+    if SPLIT == 1:
+        tl.store(y_ptr + rows * N + cols, x * 2, mask=mask)
+    else:
+        y = tl.load(y_ptr + rows * N + cols, mask=mask)
+        tl.store(y_ptr + rows * N + cols, x + y, mask=mask)
+
+
+@triton.jit
+def dot_even_or_masked(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                       BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr):
+    """A K-loop matmul whose operand loads are written twice, unmasked when K divides evenly and
+    masked otherwise (FlagGems' Ascend mm pattern): either way the loads feed only ``tl.dot``."""
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        if EVEN_K:
+            a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+            b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        else:
+            a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :], mask=(k + rk)[None, :] < K, other=0.0)
+            b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :], mask=(k + rk)[:, None] < K, other=0.0)
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)

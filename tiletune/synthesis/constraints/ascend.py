@@ -82,15 +82,20 @@ RULES: dict[str, str] = {
         "compile) the HFusion auto-schedule, BiShengIR's tiling of vector ops, is skipped (AscendNPU-IR "
         "lib/Dialect/HFusion/Pipelines/HFusionPipelines.cpp buildHFusionPipelines l.292-303), so the user "
         "splits (Triton-Ascend programming_guide.md 'How Do I Avoid UB Overflow': 'reduce the amount of data "
-        "transferred at a time and use the for loop'); the analysis' live tiles without reuse over-count and "
-        "only steer the synthesis"
+        "transferred at a time and use the for loop'); the passes that do split run elsewhere: TileAndBindSubBlock "
+        "halves only a mix (cube+vector) function over its two vector cores (TileAndBindSubBlock.cpp header), "
+        "TileCubeVectorLoop only a loop CV pipelining marked hivm.loop_core_type in a mix kernel "
+        "(TileCubeVectorLoop.cpp processCandidateLoop), AutoBlockify loops over programs, not tiles "
+        "(docs AutoBlockify.md); AscendNPU-IR at 52f96a130, 2026-08; the analysis' live tiles without reuse "
+        "over-count and only steer the synthesis"
     ),
     "ub.certain": (
         "a config is rejected only on what certainly does not fit: the whole tiles one vector operation "
         "reads and writes (its operands cannot be freed before it runs, whatever the plan: PlanMemory.cpp "
         "MemLivenessAnalysis keeps an operand live to its last use) plus the loop-carried tiles of the loops "
         "around it (an scf.for iter arg is live through every iteration; PlanMemory.cpp UpdateForOpBufferAlias), "
-        "each tile allocated whole (no spilling); the rest of the plan (which other tiles overlap, per-row "
+        "each tile allocated whole (no spilling); a tile no operation reads is not certain (unused, the "
+        "compiler erases the op that made it, MLIR isOpTriviallyDead); the rest of the plan (which other tiles overlap, per-row "
         "vectors, implicit widening copies) depends on code motion and reuse the compiler may do differently "
         "(bishengir-compile retries an overflow with enable-code-motion=false, OverFlowPolicyBase.cpp), so it "
         "only ranks"
@@ -133,11 +138,15 @@ RULES: dict[str, str] = {
         "L0C holds the tl.dot accumulators whole: the result (mC) of a local matmul is allocated in L0C "
         "(AscendNPU-IR lib/Dialect/HIVM/Transforms/InferHIVMMemScope.cpp, inferAndPropagateMemScopeForLocalMatmulLike: "
         "'operand mC should be in L0C') and planned there (PlanMemory.cpp l0cSpaceSize = 128 KiB on 910B, "
-        "'cc overflow' otherwise); no pass splits a dot's M x N into L0C-sized steps (TileBatchMMIntoLoop.cpp "
-        "loops over the batch only), and the overflow retry only drops multibuffer"
+        "'cc overflow' otherwise); no pass splits an accumulating dot's M x N into L0C-sized steps "
+        "(TileBatchMMIntoLoop.cpp loops over the batch only; TileCubeVectorLoop, on by default since AscendNPU-IR "
+        "v1.2.0 with tile-mix-cube-loop=2, splits only a CV-pipelined cube loop of a mix kernel and skips one whose "
+        "mmadL1 accumulates in L0C, TileCubeVectorLoop.cpp hasL0CAccumulation: a K loop's acc += tl.dot), and the "
+        "overflow retry only drops multibuffer (OverFlowPolicyBase.cpp onFailure)"
     ),
     "l0": (
-        "L0A/L0B are not planned per Triton tile: PlanMemory.cpp plans UB, L1 and L0C only, and the cube "
+        "L0A/L0B are not planned per Triton tile: PlanMemory.cpp plans UB, L1 and L0C only "
+        "(MemPlan::GetBufferSpaceInfo; AscendNPU-IR docs PlanMemory.md: 'allocation is mainly for L1 and L0C'), and the cube "
         "op (hivm mmadL1, operands in L1: AscendNPU-IR test 'test_mmadL1_no_loop' allocates a 256x128 "
         "fp16 A tile in L1) feeds L0A/L0B in fractal steps; Triton-Ascend's matmul tutorial "
         "(third_party/ascend/tutorials/05-matrix-multiplication.py l.38) runs BLOCK 128x128x128, whose fp32 "
@@ -238,7 +247,9 @@ def _ub_need(b, foot: dict[str, Expr], dots: list[DotTerm], stages: Expr) -> tup
     def per_core(e: Expr) -> Expr:
         return e // halves if halves > 1 else e
 
-    bounds = ub_bounds(b.spec, b.space.dtypes, stages)
+    consts = {p.name: b.space.env[p.name] for p in b.spec.params
+              if p.constexpr and not p.tiling and isinstance(b.space.env.get(p.name), int)}
+    bounds = ub_bounds(b.spec, b.space.dtypes, stages, consts)
     bound = (b.bind(bounds[0]), b.bind(bounds[1])) if bounds is not None else (None, None)
     if bound[0] is not None and bound[1] is not None:
         return per_core(bound[0]), "the tiles live together on every plan" + mix, per_core(bound[1]), True
@@ -247,7 +258,7 @@ def _ub_need(b, foot: dict[str, Expr], dots: list[DotTerm], stages: Expr) -> tup
     live = live if live is not None else foot["live_bytes"]
     if halves > 1:
         live = emax(live - foot["dot_operand_bytes"] * stages, foot.get("accumulator_bytes", const(0))) // halves
-    floor = ub_floor(b.spec, b.space.dtypes, stages)
+    floor = ub_floor(b.spec, b.space.dtypes, stages, consts)
     floor = b.bind(floor) if floor is not None else None
     floor = per_core(floor) if floor is not None else const(0)
     return floor, "the largest single tile: the plan is unknown" + mix, live, False

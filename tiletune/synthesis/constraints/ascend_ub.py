@@ -49,7 +49,13 @@ nodes in trace order) and returns the peak as an expression:
 7. **an ``if`` on dtypes keeps one side**: ``if a.dtype != b.dtype:`` or
    ``if dtype is tl.int64:`` is decided at compile time for the given pointer
    dtypes and only the taken side is generated (``code_generator.py``
-   ``visit_If`` on a constant condition).
+   ``visit_If`` on a constant condition); so is an ``if`` on a constexpr the
+   config fixes (``if SPLIT_K == 1:``, ``consts``: :func:`eval_const_condition`).
+
+8. **a tile no node reads is not certain** (only estimated): unused, the
+   compiler erases the read-only op that made it (MLIR ``isOpTriviallyDead``);
+   used where the graph lost the edge (a name loaded on both sides of an
+   ``if``), its memory is unknown (L1 when the use is ``tl.dot``).
 
 Not modelled (left to the analysis' figure by :func:`ub_bytes` returning None):
 kernels the analysis
@@ -64,9 +70,10 @@ from __future__ import annotations
 
 import ast
 import functools
+import operator
 import re
 from pathlib import Path
-from typing import Optional
+from typing import Mapping, Optional
 
 from ...analysis.expr import Expr, ExprParseError, const, emax, esize_symbol, parse_expr, product, total
 from ...analysis.model import DTYPE_BYTES, KernelSpec
@@ -134,23 +141,24 @@ def _bytes_of(shape, dtype, dtypes) -> Optional[tuple[Expr, int, Optional[int]]]
     return numel * 4, len(shape), 4
 
 
-def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
+def ub_bytes(spec: KernelSpec, dtypes: dict, stages: Expr, consts: Optional[Mapping[str, int]] = None) -> Optional[Expr]:
     """Peak UB bytes of a kernel's vector part as the compiler plans it (see the module docstring),
     or None when not modelled: the ``estimated`` side of :func:`ub_bounds`.
 
     ``stages`` is the copies of a multibuffered buffer (``1 + multibuffer``).
     """
-    bounds = ub_bounds(spec, dtypes, stages)
+    bounds = ub_bounds(spec, dtypes, stages, consts)
     return bounds[1] if bounds is not None else None
 
 
-def ub_certain(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
+def ub_certain(spec: KernelSpec, dtypes: dict, stages: Expr, consts: Optional[Mapping[str, int]] = None) -> Optional[Expr]:
     """UB bytes no compiler plan goes below (the ``certain`` side of :func:`ub_bounds`), or None."""
-    bounds = ub_bounds(spec, dtypes, stages)
+    bounds = ub_bounds(spec, dtypes, stages, consts)
     return bounds[0] if bounds is not None else None
 
 
-def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[tuple[Expr, Expr]]:
+def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr,
+              consts: Optional[Mapping[str, int]] = None) -> Optional[tuple[Expr, Expr]]:
     """``(certain, estimated)`` UB bytes of a kernel's vector part, or None when not modelled.
 
     ``estimated`` is the full replayed plan (rules 1-7): every buffer live at
@@ -163,6 +171,9 @@ def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[tuple[Ex
     before it runs) and the loop-carried tiles of the loops around it (an
     ``scf.for`` iter arg is live through every iteration); each single tile
     alone.  A rejection rests on ``certain``; ``estimated`` only ranks.
+
+    ``consts`` are the values of constexpr parameters the config fixes (``SPLIT_K=1``): an ``if``
+    on them is decided like one on dtypes (rule 7).
     """
     g = spec.graph
     gaps = [x for x in spec.incomplete if not x.startswith("unknown op")]  # unknown ops: nodes of unknown shape
@@ -172,7 +183,7 @@ def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[tuple[Ex
     if structure is None:
         return None
     loops, ifs, names = structure
-    g = _merge_common(_drop_untaken(g, names, dtypes), loops, ifs)
+    g = _merge_common(_drop_untaken(g, names, dtypes, consts), loops, ifs)
     lo, hi = spec.span.line, spec.span.end_line
     order = sorted((n for n in g.nodes if not str(n).startswith("param:")), key=lambda n: int(str(n)[1:]) if str(n)[1:].isdigit() else 0)
     pos = {n: i for i, n in enumerate(order)}
@@ -237,7 +248,7 @@ def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[tuple[Ex
                 w = b[2]
                 if rw is not None and w is not None and (rw < w or rw % w):
                     continue
-                if rw is not None and w is not None and rw > w and b[1] > 1 and ".to(" in label:
+                if rw is not None and w is not None and rw > w and b[1] > 1 and _is_cast(g, n, label, dt, dtypes):
                     continue  # a narrowing cast reuses its input only for 1-D tiles
                 target = r
                 break
@@ -305,7 +316,7 @@ def _widened(g, order, attrs, root, shp, dt, dtypes, cube) -> list[tuple[int, st
     out = []
     for t, n in enumerate(order):
         a = attrs[n]
-        if a["kind"] != "elementwise" or n in cube or n not in root or ".to(" in (a.get("label") or ""):
+        if a["kind"] != "elementwise" or n in cube or n not in root or _is_cast(g, n, a.get("label") or "", dt, dtypes):
             continue
         wide = _bytes_of(shp[n], dt[n], dtypes)
         if wide is None or wide[2] is None:
@@ -319,6 +330,25 @@ def _widened(g, order, attrs, root, shp, dt, dtypes, cube) -> list[tuple[int, st
             numel = product(parse_expr(str(d)) for d in shp[p])
             out.append((t, n, p, numel * wide[2]))
     return out
+
+
+def _is_cast(g, n, label: str, dt: dict, dtypes: dict) -> bool:
+    """Whether an elementwise node is an explicit cast (``x.to(tl.float32)``), not an implicit widening.
+
+    Its label says so, or, where the label was shortened (``...``: ``tl.load(x_ptr + offs,
+    mask=...).to(tl.float32)`` loses its tail), it reads one value only, a tile of another element
+    width: no other one-operand elementwise operation changes the element type (an implicit widening
+    needs a second, wider operand: Triton ``semantic.binary_op_type_checking_impl``).
+    """
+    if ".to(" in label:
+        return True
+    preds = list(g.predecessors(n))
+    if not label.endswith("...") or len(preds) != 1:
+        return False
+    src, out = resolve_dtype(dt.get(preds[0]), dtypes), resolve_dtype(dt.get(n), dtypes)
+    if src is None or out is None or out == "int1":  # a comparison with a literal (x > 0) makes int1
+        return False
+    return DTYPE_BYTES.get(src) != DTYPE_BYTES.get(out)
 
 
 def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_index, cube,
@@ -344,7 +374,10 @@ def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_inde
     operation from its operands.
     """
     index = {r: i for i, r in enumerate(roots)}
-    whole = set(roots)
+    # a buffer no node reads (no use the graph shows) is not certain: unused, the compiler erases the
+    # read-only op that made it (MLIR isOpTriviallyDead); used where the graph lost the edge (a name
+    # bound on both sides of an `if`), its memory is unknown (UB for a vector use, L1 for tl.dot)
+    whole = {r for r in roots if any(g.out_degree(m) for m in order if root.get(m) == r)}
     carried: dict = {}
     slots: dict = {}
     for r in whole:
@@ -355,7 +388,7 @@ def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_inde
                 carried.setdefault(L, set()).add(r)
             elif r in hoisted:
                 slots.setdefault(L, set()).add(r)
-    sizes = [spans[index[r]][2] for r in roots]
+    sizes = [spans[index[r]][2] for r in roots if r in whole]
     seen: set = set()
     for n in order:
         if n in cube:
@@ -381,7 +414,7 @@ def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_inde
         parts = [spans[index[r]][2] for r in sorted(here, key=key)]
         parts += [spans[index[r]][2] * (stages - const(1)) for r in sorted(extra, key=key)]
         sizes.append(total(parts))
-    return emax(*sizes)
+    return emax(*sizes) if sizes else const(0)
 
 
 def _dtype(g, n, a: dict, known: dict, names: dict, dtypes: dict) -> Optional[str]:
@@ -401,7 +434,7 @@ def _dtype(g, n, a: dict, known: dict, names: dict, dtypes: dict) -> Optional[st
     return promoted([known[p] for p in tiles], dtypes) if tiles else None
 
 
-def ub_floor(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
+def ub_floor(spec: KernelSpec, dtypes: dict, stages: Expr, consts: Optional[Mapping[str, int]] = None) -> Optional[Expr]:
     """A lower bound of the UB bytes for a kernel :func:`ub_bytes` cannot plan, or None.
 
     Whatever else the compiler does, each vector tile is one memref allocated
@@ -417,7 +450,7 @@ def ub_floor(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
     structure = _structure(spec)
     loops, names = (structure[0], structure[2]) if structure is not None else ([], ({}, {}, [], None))
     if structure is not None:
-        g = _drop_untaken(g, names, dtypes)
+        g = _drop_untaken(g, names, dtypes, consts)
     order = sorted((n for n in g.nodes if not str(n).startswith("param:")),
                    key=lambda n: int(str(n)[1:]) if str(n)[1:].isdigit() else 0)
     attrs = g.nodes
@@ -432,6 +465,8 @@ def ub_floor(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
         shp[n] = _shape(g, n, a, shp)
         dt[n] = _dtype(g, n, a, dt, names, dtypes)
         if not data[n] or a["kind"] == "store" or n in cube or not shp[n] or not _known_type(dt[n], dtypes):
+            continue
+        if not g.out_degree(n):  # no use the graph shows: not a certain buffer (see _certain)
             continue
         b = _bytes_of(shp[n], dt[n], dtypes)
         if b is None:
@@ -459,7 +494,7 @@ def _load_floor(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
     return emax(*sizes)
 
 
-def _drop_untaken(g, names: tuple, dtypes: dict):
+def _drop_untaken(g, names: tuple, dtypes: dict, consts: Optional[Mapping[str, int]] = None):
     """The graph without the nodes of an ``if`` side Triton does not generate (rule 7), as a copy.
 
     A test that compares dtypes (``if a.dtype != b.dtype:``, ``if dtype is tl.int64:``) is a
@@ -471,6 +506,8 @@ def _drop_untaken(g, names: tuple, dtypes: dict):
     dead: list[tuple[int, int]] = []
     for test, then, other in tests:
         taken = eval_condition(test, names[0], dtypes, load_sources(fn, pointers, test.lineno))
+        if taken is None and consts:
+            taken = eval_const_condition(test, consts)
         if taken is not None:
             dead.append(other if taken else then)
     drop = [n for n in g.nodes if any(a <= (g.nodes[n].get("line") or 0) <= b for a, b in dead)
@@ -486,6 +523,33 @@ def _drop_untaken(g, names: tuple, dtypes: dict):
                 out.add_edge(p, s)
         out.remove_node(n)
     return out
+
+
+_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+            ast.Gt: operator.gt, ast.GtE: operator.ge}
+
+
+def eval_const_condition(test: ast.expr, consts: Mapping[str, int]) -> Optional[bool]:
+    """An ``if`` test on constexpr parameters whose values are known (``SPLIT_K == 1``, ``EVEN_K``,
+    ``not HAS_BIAS``), folded as Triton folds a constexpr condition (only the taken side is generated:
+    ``code_generator.py`` ``visit_If``); None when the test reads anything else."""
+    def value(e: ast.expr) -> Optional[int]:
+        if isinstance(e, ast.Constant) and isinstance(e.value, (bool, int)):
+            return int(e.value)
+        if isinstance(e, ast.Name) and e.id in consts:
+            return int(consts[e.id])
+        return None
+
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = eval_const_condition(test.operand, consts)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Compare):
+        if len(test.ops) != 1 or type(test.ops[0]) not in _COMPARE:
+            return None
+        a, b = value(test.left), value(test.comparators[0])
+        return None if a is None or b is None else bool(_COMPARE[type(test.ops[0])](a, b))
+    v = value(test)
+    return None if v is None else bool(v)
 
 
 def _merge_common(g, loops, ifs):
