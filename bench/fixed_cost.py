@@ -110,14 +110,19 @@ def tuned_kernel(problem: Any) -> Any:
 
 def first_candidates(tuned: Any, capture: _Capture) -> dict:
     """The candidates stage of the first launch: ``ranked`` (each config's text, in order), ``feasible`` (the
-    synthesis's feasible count) and ``refused`` (candidates Triton's front end refused), from its report."""
+    synthesis's feasible count), ``refused`` (candidates Triton's front end refused) and ``distinct`` (the
+    distinct tilings its screen lowered), from its report."""
     import re
 
     problem, configs = tuned.tuning_problem(capture.args, capture.kwargs)
     notes = problem.report.notes
-    feasible = [int(m.group(1)) for n in notes for m in [re.search(r"candidate\(s\) of (\d+) feasible", n)] if m]
-    return {"ranked": [str(c) for c in configs], "feasible": feasible[0] if feasible else None,
-            "refused": sum(1 for n in notes if "Triton refuses it" in n)}
+    def number(pattern: str) -> Any:
+        found = [int(m.group(1)) for n in notes for m in [re.search(pattern, n)] if m]
+        return found[0] if found else None
+
+    return {"ranked": [str(c) for c in configs], "feasible": number(r"candidate\(s\) of (\d+) feasible"),
+            "refused": sum(1 for n in notes if "Triton refuses it" in n),
+            "distinct": number(r"front end lowered (\d+) distinct tiling")}
 
 
 def child(index: int) -> dict:
@@ -222,7 +227,7 @@ def run_pair(index: int, runs: int) -> List[dict]:
 
 def median_row(runs: List[dict]) -> dict:
     """The median of each column over the runs (the ranked list and counts of the first run)."""
-    row = {k: runs[0][k] for k in ("pair", "kernel", "source", "shape", "ranked", "feasible", "refused", "calls")}
+    row = {k: runs[0][k] for k in ("pair", "kernel", "source", "shape", "ranked", "feasible", "refused", "distinct", "calls")}
     for col in COLUMNS:
         row[col] = statistics.median(r[col] for r in runs)
     row["same_ranked"] = all(r["ranked"] == runs[0]["ranked"] for r in runs)
