@@ -70,3 +70,30 @@ def test_a_complete_static_reading_lowers_each_distinct_candidate_tiling_once_an
     # the screen's lowerings only: no doubled/halved tiling probes of a reading the IR would only confirm
     assert got["lowerings"] == got["distinct"]
     assert got["calls"].get("ir_read", 0) == 0
+
+
+@pytest.mark.parametrize("name", ["matmul", "flash_attention", "sum_axis", "rms_norm"])
+def test_every_feasible_points_cost_is_the_one_read_point_by_point(name):
+    # the descent ranks its moves by these costs: read column by column, they must equal the point-by-point
+    # reading (Table.point, the reference path) for every feasible point, on NVIDIA and on Ascend
+    import numpy as np
+
+    import fixtures
+    from fixture_problems import fixture_problem
+    from tiletune.synthesis import pipeline
+    from tiletune.synthesis.cost import cost_table
+    from tiletune.synthesis.enumerate import enumerate_feasible
+
+    shape = fixtures.load(name).BENCH_SHAPES[0]
+    spec, shapes, dtypes, fixed = fixture_problem(name, shape)
+    for target in ("h100", "ascend910b4"):
+        model = pipeline.build(spec, shapes, dtypes, target, fixed=fixed)
+        table = enumerate_feasible(model)
+        costs = cost_table(model, table)
+        reference: dict = {}
+        for i in range(table.n):
+            kwargs, warps, stages, _ = pipeline._point_parts(model.space, table.point(i))
+            key = (tuple(sorted(kwargs.items())), warps, stages)
+            reference[key] = min(reference.get(key, np.inf), float(costs["cost"][i]))
+        got = pipeline._point_costs(model, table, costs)
+        assert table.n > 0 and got == reference, (name, target)
