@@ -4,6 +4,8 @@ For every pair of the cold bench (``bench/cold_pairs.py``: fixtures, dev-corpus 
 kernels) at its shape, a fresh interpreter (no ``TRITON_INTERPRET``, target ``h100``, no GPU needed):
 
 * ``import``: ``import tiletune`` and its autotuner module, after torch and triton (a user program has them);
+* ``decorate``: ``tiletune.autotune(configs=[], ...)(kernel)``, which imports what the tuning runs (the source
+  analysis with libcst and networkx, the synthesis) where a program pays its imports;
 * ``total``: the candidates stage of the first launch (``Autotuner.tuning_problem``: binding, analysis,
   synthesis request, synthesis, Triton IR reading, grid rules), the ``setup`` + ``synthesis`` spans of the
   cold bench's timeline;
@@ -18,6 +20,8 @@ it is not imported).  ``other`` is ``total`` less the top-level parts.
     python bench/fixed_cost.py                        # every pair, median of 3 fresh processes each
     python bench/fixed_cost.py --pairs 0,7 --runs 5   # some pairs
     python bench/fixed_cost.py --out bench/results/fixed_cost_after.json
+    mkdir /tmp/base && git archive d5a5712 tiletune | tar -x -C /tmp/base     # the base commit's tiletune
+    python bench/fixed_cost.py --compare /tmp/base --out fixed_cost.json      # before/after, runs interleaved
     python bench/fixed_cost.py --record tests/data/first_candidates.json   # the ranked lists (tests compare)
 
 Prints a table (median CPU seconds per stage) and writes ``--out`` (JSON) when given.
@@ -39,6 +43,10 @@ ROOT = Path(__file__).resolve().parent.parent
 for _p in (ROOT, ROOT / "bench", ROOT / "tests"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
+#: ``--compare DIR``: a child of the "before" side imports tiletune from DIR (a checkout of the base commit).
+_FROM = os.environ.get("FIXED_COST_TILETUNE")
+if _FROM:
+    sys.path.insert(0, _FROM)
 
 #: The parts timed inside the candidates stage: (label, module, attribute); nested parts count inclusive.
 PARTS = [
@@ -60,7 +68,7 @@ PARTS = [
 ]
 #: The parts that do not nest in one another (``other`` = ``total`` less these).
 TOP = ("analysis", "request", "synthesize", "ir_refused", "ir_read", "ir_tiles", "grid")
-COLUMNS = ("import", "total", "analysis", "request", "synthesize", "space", "model", "enumerate", "cost", "rank",
+COLUMNS = ("import", "decorate", "total", "analysis", "request", "synthesize", "space", "model", "enumerate", "cost", "rank",
            "point_costs", "candidates", "ir_refused", "ir_read", "ir_tiles", "grid", "z3", "other", "lowerings")
 
 
@@ -153,7 +161,9 @@ def child(index: int) -> dict:
             continue
         setattr(owner, name, _wrap(seconds, calls, label, getattr(owner, name)))
     z3_before = "z3" in sys.modules
-    tuned = tuned_kernel(problem)
+    t0 = time.perf_counter()
+    tuned = tuned_kernel(problem)  # imports what a configs=[] tuning runs (the analysis, the synthesis)
+    t_decorate = time.perf_counter() - t0
     t0 = time.perf_counter()
     z3_t = 0.0
     if not z3_before:
@@ -179,7 +189,8 @@ def child(index: int) -> dict:
             builtins.__import__ = real_import
     total = time.perf_counter() - t0
     out = {"pair": index, "kernel": pair["kernel"], "source": pair["source"], "shape": pair["shape"],
-           "import": t_import, "total": total, "z3": z3_t, "calls": calls, **got}
+           "import": t_import, "decorate": t_decorate, "total": total, "z3": z3_t, "calls": calls,
+           "tiletune": str(Path(tiletune.__file__).resolve().parent), **got}
     out.update({label: seconds.get(label, 0.0) for label, _, _ in PARTS if label != "lowerings"})
     out["lowerings"] = calls.get("lowerings", 0)
     out["other"] = total - sum(seconds.get(k, 0.0) for k in TOP)
@@ -212,17 +223,25 @@ def _env() -> Dict[str, str]:
     return env
 
 
+def run_child(index: int, tiletune_from: str = "") -> dict:
+    """One fresh process for one pair (its tiletune from ``tiletune_from`` when given, else this checkout)."""
+    env = _env()
+    if tiletune_from:
+        env["FIXED_COST_TILETUNE"] = tiletune_from
+    proc = subprocess.run([sys.executable, __file__, "--child", str(index)], capture_output=True, text=True,
+                          env=env, cwd=ROOT)
+    if proc.returncode != 0:
+        raise SystemExit(f"pair {index}: the child failed:\n{proc.stderr[-3000:]}")
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    if not tiletune_from and not got["tiletune"].startswith(str(ROOT)) or \
+            tiletune_from and not got["tiletune"].startswith(tiletune_from):
+        raise SystemExit(f"pair {index}: the child imported tiletune from {got['tiletune']}")
+    return got
+
+
 def run_pair(index: int, runs: int) -> List[dict]:
     """``runs`` fresh processes for one pair."""
-    env = _env()
-    out = []
-    for _ in range(runs):
-        proc = subprocess.run([sys.executable, __file__, "--child", str(index)], capture_output=True, text=True,
-                              env=env, cwd=ROOT)
-        if proc.returncode != 0:
-            raise SystemExit(f"pair {index}: the child failed:\n{proc.stderr[-3000:]}")
-        out.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-    return out
+    return [run_child(index) for _ in range(runs)]
 
 
 def median_row(runs: List[dict]) -> dict:
@@ -256,6 +275,8 @@ def main(argv=None) -> int:
     ap.add_argument("--pairs", default="", help="comma-separated pair indexes of cold_pairs.GPU_PAIRS (default all)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", default="", help="write the rows as JSON here")
+    ap.add_argument("--compare", default="", help="a checkout of the base commit: time its tiletune (before) and "
+                    "this checkout's (after), runs interleaved")
     ap.add_argument("--record", default="", help="write each pair's ranked candidates and feasible count (JSON) "
                     "here, computed in this process, and time nothing")
     args = ap.parse_args(argv)
@@ -270,6 +291,8 @@ def main(argv=None) -> int:
             raise SystemExit("fixed_cost.py --record: unset TRITON_INTERPRET (the candidates are the GPU's)")
         Path(args.record).write_text(json.dumps(record(indexes), indent=1) + "\n")
         return 0
+    if args.compare:
+        return compare(indexes, args.runs, str(Path(args.compare).resolve()), args.out)
     rows = []
     for i in indexes:
         rows.append(median_row(run_pair(i, args.runs)))
@@ -277,6 +300,29 @@ def main(argv=None) -> int:
     print(table(rows))
     if args.out:
         Path(args.out).write_text(json.dumps({"runs": args.runs, "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+def compare(indexes: List[int], runs: int, before_dir: str, out: str) -> int:
+    """Before (tiletune from ``before_dir``) and after (this checkout), their runs interleaved pair by pair
+    (the machine's load falls on both alike); both tables and the change of each column's sum."""
+    before, after = [], []
+    for i in indexes:
+        b, a = [], []
+        for _ in range(runs):
+            b.append(run_child(i, before_dir))
+            a.append(run_child(i))
+        before.append(median_row(b))
+        after.append(median_row(a))
+        print(f"pair {i} {after[-1]['kernel']}: total {before[-1]['total']:.3f} -> {after[-1]['total']:.3f} s",
+              file=sys.stderr)
+    print(f"## before (tiletune from {before_dir})\n\n{table(before)}\n\n## after (this checkout)\n\n{table(after)}\n")
+    print("| column | before (sum) | after (sum) |\n|---|---|---|")
+    for col in COLUMNS:
+        print(f"| {col} | {sum(r[col] for r in before):.3f} | {sum(r[col] for r in after):.3f} |")
+    if out:
+        Path(out).write_text(json.dumps({"runs": runs, "before_from": before_dir, "before": before, "after": after},
+                                        indent=1) + "\n")
     return 0
 
 
