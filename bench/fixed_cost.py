@@ -10,7 +10,7 @@ kernels) at its shape, a fresh interpreter (no ``TRITON_INTERPRET``, target ``h1
   synthesis request, synthesis, Triton IR reading, grid rules), the ``setup`` + ``synthesis`` spans of the
   cold bench's timeline;
 
-and, inside ``total``, the inclusive seconds of its parts (functions wrapped with a clock, calls counted):
+and, inside ``total``, the inclusive CPU seconds of its parts (functions wrapped with a clock, calls counted):
 ``analysis`` (the live kernel's source analysis), ``request`` (tunability, guards), ``space``, ``model``
 (constraint model build), ``enumerate``, ``cost`` (cost table + ranking), ``point_costs``, ``candidates``
 (the ranked points as configs), ``ir_refused`` / ``ir_read`` / ``ir_tiles`` (Triton front-end lowerings by
@@ -24,6 +24,7 @@ it is not imported).  ``other`` is ``total`` less the top-level parts.
     python bench/fixed_cost.py --compare /tmp/base --out fixed_cost.json      # before/after, runs interleaved
     python bench/fixed_cost.py --record tests/data/first_candidates.json   # the ranked lists (tests compare)
 
+Every column is CPU seconds of the child process (``time.process_time``), median over ``--runs`` processes.
 Prints a table (median CPU seconds per stage) and writes ``--out`` (JSON) when given.
 """
 
@@ -47,6 +48,12 @@ for _p in (ROOT, ROOT / "bench", ROOT / "tests"):
 _FROM = os.environ.get("FIXED_COST_TILETUNE")
 if _FROM:
     sys.path.insert(0, _FROM)
+
+def _clock() -> float:
+    """The clock every part is read on: this process's CPU seconds (the machine is shared; wall time would
+    count the other processes' load)."""
+    return time.process_time()
+
 
 #: The parts timed inside the candidates stage: (label, module, attribute); nested parts count inclusive.
 PARTS = [
@@ -74,11 +81,11 @@ COLUMNS = ("import", "decorate", "total", "analysis", "request", "synthesize", "
 
 def _wrap(seconds: Dict[str, float], calls: Dict[str, int], label: str, fn: Callable) -> Callable:
     def timed(*a, **kw):
-        t0 = time.perf_counter()
+        t0 = _clock()
         try:
             return fn(*a, **kw)
         finally:
-            seconds[label] = seconds.get(label, 0.0) + time.perf_counter() - t0
+            seconds[label] = seconds.get(label, 0.0) + _clock() - t0
             calls[label] = calls.get(label, 0) + 1
     return timed
 
@@ -140,10 +147,10 @@ def child(index: int) -> dict:
     import torch  # noqa: F401  (the user's program has these before tiletune)
     import triton  # noqa: F401
 
-    t0 = time.perf_counter()
+    t0 = _clock()
     import tiletune
     import tiletune.runtime.autotuner  # noqa: F401  (what tiletune.autotune loads)
-    t_import = time.perf_counter() - t0
+    t_import = _clock() - t0
 
     import cold_pairs
 
@@ -161,10 +168,10 @@ def child(index: int) -> dict:
             continue
         setattr(owner, name, _wrap(seconds, calls, label, getattr(owner, name)))
     z3_before = "z3" in sys.modules
-    t0 = time.perf_counter()
+    t0 = _clock()
     tuned = tuned_kernel(problem)  # imports what a configs=[] tuning runs (the analysis, the synthesis)
-    t_decorate = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    t_decorate = _clock() - t0
+    t0 = _clock()
     z3_t = 0.0
     if not z3_before:
         # z3's import, when the stage asks for it, shows as the time of its first import
@@ -175,11 +182,11 @@ def child(index: int) -> dict:
         def tracking(name, *a, **kw):
             nonlocal z3_t
             if name == "z3" and "z3" not in sys.modules:
-                t = time.perf_counter()
+                t = _clock()
                 try:
                     return real_import(name, *a, **kw)
                 finally:
-                    z3_t += time.perf_counter() - t
+                    z3_t += _clock() - t
             return real_import(name, *a, **kw)
         builtins.__import__ = tracking
     try:
@@ -187,7 +194,7 @@ def child(index: int) -> dict:
     finally:
         if not z3_before:
             builtins.__import__ = real_import
-    total = time.perf_counter() - t0
+    total = _clock() - t0
     out = {"pair": index, "kernel": pair["kernel"], "source": pair["source"], "shape": pair["shape"],
            "import": t_import, "decorate": t_decorate, "total": total, "z3": z3_t, "calls": calls,
            "tiletune": str(Path(tiletune.__file__).resolve().parent), **got}
