@@ -102,7 +102,10 @@ def _lower_once(jf: Any, probe: Mapping[str, Any]) -> Any:
     """:func:`lower_facts` of one probe, or its :class:`LoweringError`; each distinct probe of a kernel is
     lowered once per process (the candidates screen and the tiling probes, and later keys, share them).
     The facts are shared: callers read them and never change them."""
-    key = _probe_key(jf, probe)
+    try:
+        key: Optional[tuple] = _probe_key(jf, probe)
+    except Exception:  # Triton cannot name the kernel (its dependency finder refused it): lower, remember nothing
+        key = None
     with _LOWERED_LOCK:
         if key in _LOWERED:
             _LOWERED.move_to_end(key)
@@ -111,6 +114,8 @@ def _lower_once(jf: Any, probe: Mapping[str, Any]) -> Any:
         got: Any = lower_facts(jf, probe["signature"], probe["constexprs"])
     except LoweringError as exc:
         got = exc
+    if key is None:
+        return got
     with _LOWERED_LOCK:
         _LOWERED[key] = got
         while len(_LOWERED) > LOWERED_MAX:
