@@ -49,6 +49,19 @@ def main() -> None:
     sum_bound = {"x_ptr": _Tensor(torch.float32), "out_ptr": _Tensor(torch.float32), "n": 4096}
     r = ir_oracle.read_kernel(kernels.looped_sum_kernel, sum_bound, {"BLOCK": 64, "CHUNK": 64}, ["BLOCK", "CHUNK"])
     out["looped"] = {"tiling": sorted(r.tiling), "trip": sorted(r.trip_count)}
+    # each distinct probe of a kernel is lowered once per process; another source is another kernel
+    probe = ir_oracle.signature_of(kernels.tiled_exp_kernel, bound, {"BT": 16, "BS": 128})
+    first, again = ir_oracle.lower_many(kernels.tiled_exp_kernel, [probe, probe])
+    other = ir_oracle.lower_many(kernels.tiled_exp_kernel, [{**probe, "constexprs": {"BT": 32, "BS": 128}}])[0]
+    jf = kernels.tiled_exp_kernel
+    src = jf.src
+    jf._unsafe_update_src(src.replace("exp(x)", "exp(x + 1.0)"))
+    try:
+        edited = ir_oracle.lower_many(jf, [probe])[0]
+    finally:
+        jf._unsafe_update_src(src)
+    out["memo"] = {"same": first is again, "other_probe": other is not first,
+                   "edited_source": edited is not first and edited.memory == first.memory}
     try:
         lower_facts(kernels.small_dot_kernel, {"a_ptr": "*fp16"}, {})
         out["bad_signature"] = None

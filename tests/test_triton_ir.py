@@ -52,6 +52,12 @@ def test_tile_parameters_and_trip_count_parameters_are_told_apart(worker_out):
     assert worker_out["looped"] == {"tiling": ["BLOCK"], "trip": ["CHUNK"]}
 
 
+def test_a_probe_is_lowered_once_per_process_and_again_when_the_kernel_changes(worker_out):
+    # the candidates screen, the tiling probes and later keys share their lowerings; an edited source is
+    # another kernel (Triton's cache_key), lowered anew
+    assert worker_out["memo"] == {"same": True, "other_probe": True, "edited_source": True}
+
+
 def test_a_refusal_carries_tritons_message(worker_out):
     assert worker_out["bad_signature"] and "small_dot_kernel" in worker_out["bad_signature"]
 

@@ -205,3 +205,6 @@ def test_the_irs_tile_shapes_enter_the_footprint_where_the_static_reading_has_no
     # the footprint the synthesis used counts the [BT, BS] load and store tiles (4 bytes each element)
     spec = tuner._synthesis.spec
     assert spec.footprint.live_bytes.evaluate({"BT": 32, "BS": 16, "num_stages": 1}) >= 2 * 32 * 16 * 4
+    # an incomplete static reading is still re-read through the tiling probes (a complete one is not:
+    # tests/test_fixed_cost.py); the IR sees both parameters size the tile
+    assert tuner.ir_reading is not None and {"BT", "BS"} <= set(tuner.ir_reading.tiling)

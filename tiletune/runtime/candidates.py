@@ -354,7 +354,7 @@ class CandidatesStage:
         report.note(f"synthesized {len(configs)} candidate(s) of {result.feasible_count} feasible for "
                     f"{target.name}, shapes {shapes}, dtypes {dict(dtypes)}")
         searched = [n for n in verdict.tuned if n not in drop]
-        configs = self._oracle_screen(bound, configs, searched, report)
+        configs = self._oracle_screen(bound, configs, searched, report, read=not spec.complete)
         point_costs: Dict[tuple, float] = {}
         for (items, warps, stages), cost in result.point_costs.items():
             key = (tuple((k, v) for k, v in items if k not in drop), warps, stages)
@@ -366,9 +366,12 @@ class CandidatesStage:
         return configs
 
     def _oracle_screen(self, bound: Mapping[str, Any], configs: List[Config], searched: List[str],
-                       report: TuningReport) -> List[Config]:
-        """Drop the candidates Triton's front end refuses, and say where the IR and the static reading
-        disagree on the tiling parameters (the IR wins: it is what Triton compiles)."""
+                       report: TuningReport, read: bool = True) -> List[Config]:
+        """Drop the candidates Triton's front end refuses, and, with ``read`` (an incomplete static reading),
+        say where the IR and the static reading disagree on the tiling parameters (the IR wins: it is what
+        Triton compiles).  A complete static reading is not re-read from the IR: its doubled and halved
+        probe lowerings would only confirm it (``bench/static_vs_ir.py``: no disagreement where the static
+        reading is complete), and they cost a first tune half as much again as the screen."""
         from . import ir_oracle
 
         if not configs or not ir_oracle.oracle_enabled(self.fn):
@@ -382,7 +385,8 @@ class CandidatesStage:
             refused = {i: refused_unique[unique.index(c.kwargs)] for i, c in enumerate(configs)
                        if unique.index(c.kwargs) in refused_unique}
             kept = [c for i, c in enumerate(configs) if i not in refused]
-            reading = ir_oracle.read_kernel(self.fn, bound, kept[0].kwargs, list(kept[0].kwargs)) if kept else None
+            reading = ir_oracle.read_kernel(self.fn, bound, kept[0].kwargs, list(kept[0].kwargs)) \
+                if kept and read else None
         except Exception as exc:  # the oracle is an extra check: without it the static reading stands
             report.note(f"the IR oracle could not lower kernel {self.kernel_name!r} ({describe_error(exc)}); "
                         "the static reading stands")

@@ -20,6 +20,8 @@ off everywhere).
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -83,17 +85,50 @@ def signature_of(obj: Any, bound: Mapping[str, Any], constexprs: Mapping[str, An
     return {"signature": signature, "constexprs": values}
 
 
+#: Lowerings done in this process: (kernel identity, probe) -> IRFacts or LoweringError (at most LOWERED_MAX).
+_LOWERED: "OrderedDict[tuple, Any]" = OrderedDict()
+LOWERED_MAX = 512
+_LOWERED_LOCK = threading.Lock()
+
+
+def _probe_key(jf: Any, probe: Mapping[str, Any]) -> tuple:
+    """What one lowering depends on: Triton's identity of the kernel (its source, the jit functions it
+    calls and the constexpr globals they read: ``JITFunction.cache_key``) and the probe."""
+    return (id(jf), jf.cache_key, tuple(sorted((k, str(v)) for k, v in probe["signature"].items())),
+            tuple(sorted((k, repr(v)) for k, v in probe["constexprs"].items())))
+
+
+def _lower_once(jf: Any, probe: Mapping[str, Any]) -> Any:
+    """:func:`lower_facts` of one probe, or its :class:`LoweringError`; each distinct probe of a kernel is
+    lowered once per process (the candidates screen and the tiling probes, and later keys, share them).
+    The facts are shared: callers read them and never change them."""
+    try:
+        key: Optional[tuple] = _probe_key(jf, probe)
+    except Exception:  # Triton cannot name the kernel (its dependency finder refused it): lower, remember nothing
+        key = None
+    with _LOWERED_LOCK:
+        if key in _LOWERED:
+            _LOWERED.move_to_end(key)
+            return _LOWERED[key]
+    try:
+        got: Any = lower_facts(jf, probe["signature"], probe["constexprs"])
+    except LoweringError as exc:
+        got = exc
+    if key is None:
+        return got
+    with _LOWERED_LOCK:
+        _LOWERED[key] = got
+        while len(_LOWERED) > LOWERED_MAX:
+            _LOWERED.popitem(last=False)
+    return got
+
+
 def lower_many(obj: Any, probes: Sequence[Mapping[str, Any]]) -> List[Any]:
-    """One :class:`IRFacts` or :class:`LoweringError` per probe (in this process when it can)."""
+    """One :class:`IRFacts` or :class:`LoweringError` per probe (in this process when it can, each
+    distinct probe once per process)."""
     jf = jit_function(obj)
     if jf is not None:
-        out: List[Any] = []
-        for p in probes:
-            try:
-                out.append(lower_facts(jf, p["signature"], p["constexprs"]))
-            except LoweringError as exc:
-                out.append(exc)
-        return out
+        return [_lower_once(jf, p) for p in probes]
     module, qualname = kernel_module_and_name(obj)
     if not module or not qualname:
         raise LoweringError("the kernel has no importable module and name")

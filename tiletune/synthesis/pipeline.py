@@ -57,15 +57,24 @@ def _config_dict(space: Space, point: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _point_parts(sp: Space, point: Mapping[str, Any]) -> tuple[dict[str, Any], Optional[int], Optional[int], dict[str, Any]]:
-    """A point as a config's parts: ``(kwargs, num_warps, num_stages, extra)``."""
+def _kwarg_names(sp: Space) -> tuple[list[str], list[str]]:
+    """The names a point's config kwargs come from: the tiling parameters (in signature order) and the
+    hinted variables."""
+    return [p.name for p in sp.spec.tiling_params], [v.name for v in sp.vars if v.kind == "hint"]
+
+
+def _point_parts(sp: Space, point: Mapping[str, Any],
+                 names: Optional[tuple[list[str], list[str]]] = None
+                 ) -> tuple[dict[str, Any], Optional[int], Optional[int], dict[str, Any]]:
+    """A point as a config's parts: ``(kwargs, num_warps, num_stages, extra)`` (``names``:
+    :func:`_kwarg_names`, computed once by a caller that converts many points)."""
+    tiling, hinted = names if names is not None else _kwarg_names(sp)
     kwargs: dict[str, Any] = {}
-    for p in sp.spec.tiling_params:
-        if p.name in point:
-            kwargs[p.name] = int(point[p.name])
-    for v in sp.vars:
-        if v.kind == "hint":
-            kwargs[v.name] = point[v.name]
+    for name in tiling:
+        if name in point:
+            kwargs[name] = int(point[name])
+    for name in hinted:
+        kwargs[name] = point[name]
     num_warps, num_stages, extra = sp.family.config_parts(point, sp.fixed)
     return kwargs, num_warps, num_stages, extra
 
@@ -76,14 +85,23 @@ POINT_COSTS_MAX = 50_000
 
 def _point_costs(model: Model, table: Table, costs: dict[str, np.ndarray]) -> dict[tuple, float]:
     """``{(sorted kwargs items, num_warps, num_stages): cost}`` for every point of ``table`` (empty past
-    :data:`POINT_COSTS_MAX` points)."""
+    :data:`POINT_COSTS_MAX` points).  The points are read column by column (each variable's values taken
+    once for all points), not built one by one through :meth:`Table.point`."""
     if table.n > POINT_COSTS_MAX:
         return {}
+    sp = model.space
+    names = _kwarg_names(sp)
+    var_names = [v.name for v in sp.vars]
+    columns = []
+    for v in sp.vars:
+        values = v.values
+        columns.append([values[j] for j in table.idx[v.name].tolist()])
+    rows = zip(*columns) if columns else [()] * table.n
     out: dict[tuple, float] = {}
-    for i in range(table.n):
-        kwargs, num_warps, num_stages, _ = _point_parts(model.space, table.point(i))
+    for row, cost in zip(rows, costs["cost"].tolist()):
+        kwargs, num_warps, num_stages, _ = _point_parts(sp, dict(zip(var_names, row)), names)
         key = (tuple(sorted(kwargs.items())), num_warps, num_stages)
-        out[key] = min(out.get(key, np.inf), float(costs["cost"][i]))  # Ascend: the best multibuffer
+        out[key] = min(out.get(key, np.inf), float(cost))  # Ascend: the best multibuffer
     return out
 
 
