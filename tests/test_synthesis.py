@@ -398,10 +398,12 @@ def test_infeasible_inner_row_too_long():
         synthesize(softmax_spec(), {"n_cols": 100_000}, SM_DT, "ascend910b2")
     text = str(err.value)
     assert "BLOCK_SIZE >= 131072" in text and "UB" in text and "'softmax'" in text
-    # on NVIDIA only the register estimate is in the way: it is relaxed, not fatal
+    # on NVIDIA the register estimate is no filter (Triton compiles and runs what spills): the row's one
+    # tile is feasible as it is, its spills priced by the cost, nothing relaxed
     res = synthesize(softmax_spec(), {"n_cols": 100_000}, SM_DT, "h100")
     assert res.candidates[0].kwargs == {"BLOCK_SIZE": 131072}
-    assert any("relaxed" in line for line in res.model_summary)
+    assert not any("registers" in line and "relaxed" in line for line in res.model_summary)
+    assert res.candidates[0].cost_terms["spill_factor"] > 1.0
     with pytest.raises(InfeasibleError, match="largest tensor"):
         synthesize(softmax_spec(), {"n_cols": 10_000_000}, SM_DT, "h100")
 
