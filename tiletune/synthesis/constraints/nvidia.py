@@ -56,8 +56,8 @@ def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: l
         text = f"shared memory: {need} <= {t.shared_bytes} B per block"
         b.add(Constraint.within("shared", "capacity", need, t.shared_bytes, text, "shared memory"))
     # The register estimate is no filter: Triton compiles every config it would reject (bench/
-    # register_oracle.py: 60 of 60 it rejected compiled on sm_90, 26 of them with spills), so it is a cost
-    # (cost.py's spill term); spilling still runs, shared memory over the block's limit does not.
+    # register_oracle.py: 103 of 103 it rejected compiled for sm_90, 47 of them with spills), so it is a
+    # cost (cost.py's spill term); spilling still runs, shared memory over the block's limit does not.
     if NUM_WARPS in b.names and tile_numels:
         biggest = emax(*tile_numels)
         b.add(
