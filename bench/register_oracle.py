@@ -10,6 +10,7 @@ shared-memory limit (its constraint, evaluated at the config).
 
     python bench/register_oracle.py                 # writes bench/results/register_oracle.{json,md}
     python bench/register_oracle.py --workers 2 --out /tmp/oracle
+    python bench/register_oracle.py --render bench/results/register_oracle.json   # re-count, no compiles
 
 Counts per kernel: *agree* (the model keeps a config that compiles within the chip, or rejects one that
 does not), *false reject* (the model rejects a config Triton compiles and can launch, spilling or not) and
@@ -298,7 +299,31 @@ def summarise(problems: List[Dict[str, Any]]) -> Dict[str, Any]:
     out["register_rejects"] = len(reg_rejects)
     out["register_rejects_spilling"] = sum(1 for r in reg_rejects if r["triton"].get("stack", 0) > 0)
     out["spilling_kept_by_register_filter"] = sum(1 for r in spilled if not r["model"]["registers"])
+    ok = [r for r in compiled if r["triton"].get("ok")]
+    out["spill_price"] = {f"{'priced' if spill_files(r) > _free() else 'free'} / "
+                          f"{'spills' if r['triton'].get('stack', 0) > 0 else 'no spill'}":
+                          0 for r in ok}
+    for r in ok:
+        key = (f"{'priced' if spill_files(r) > _free() else 'free'} / "
+               f"{'spills' if r['triton'].get('stack', 0) > 0 else 'no spill'}")
+        out["spill_price"][key] += 1
     return out
+
+
+def _free() -> float:
+    from tiletune.synthesis.cost import REG_LIVE_FREE
+
+    return REG_LIVE_FREE
+
+
+def spill_files(row: Dict[str, Any]) -> float:
+    """The cost model's register files a config needs (cost.py's spill term): live-tile registers per thread
+    plus scalars, over a thread's share of the file; above ``REG_LIVE_FREE`` it is priced."""
+    from tiletune.synthesis.cost import REG_SCALARS
+
+    threads = row["num_warps"] * 32
+    share = min(255.0, 65536.0 / threads)
+    return (row["footprint"].get("register_bytes", 0) / (threads * 4) + REG_SCALARS) / share
 
 
 def _name(pair: Dict[str, Any]) -> str:
@@ -325,6 +350,9 @@ def to_markdown(res: Dict[str, Any]) -> str:
              f"- rejected by the register estimate: {s['register_rejects']}, of which Triton spills "
              f"{s['register_rejects_spilling']} (all of them compile); spilling configs the estimate let through: "
              f"{s['spilling_kept_by_register_filter']}",
+             "- the spill price now (cost.py: live-tile registers + 32 over a thread's share of the file, "
+             "priced above REG_LIVE_FREE files) against ptxas' spills, compiled configs: "
+             + ", ".join(f"{k}: {v}" for k, v in sorted(s["spill_price"].items())),
              "", "| kernel | shape | register estimate as a filter: agree / false reject / false accept "
              "| as a cost (shared memory the only filter): agree / false reject / false accept |",
              "|---|---|---|---|"]
@@ -367,9 +395,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--workers", type=int, default=2, help="compile threads")
     ap.add_argument("--kernels", nargs="*", default=None, help="only these kernels of PROBLEMS")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    ap.add_argument("--render", type=Path, default=None,
+                    help="re-count and re-write the report from this script's JSON (no compiles)")
     opts = ap.parse_args(argv)
     if opts.worker:
         return worker_main()
+    if opts.render is not None:
+        res = json.loads(opts.render.read_text())
+        res["summary"] = summarise(res["problems"])
+        return _write(res, opts.out)
     import triton
 
     problems = [model_side(p) for p in PROBLEMS if not opts.kernels or p["kernel"] in opts.kernels]
@@ -384,10 +418,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             r.setdefault("triton", {"ok": None})
     res = {"target": TARGET, "arch": ARCH, "triton": triton.__version__, "problems": problems,
            "summary": summarise(problems)}
-    opts.out.mkdir(parents=True, exist_ok=True)
-    (opts.out / "register_oracle.json").write_text(json.dumps(res, indent=1) + "\n")
+    return _write(res, opts.out)
+
+
+def _write(res: Dict[str, Any], out: Path) -> int:
+    """``register_oracle.json`` and ``.md`` under ``out``; the markdown printed."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "register_oracle.json").write_text(json.dumps(res, indent=1) + "\n")
     md = to_markdown(res)
-    (opts.out / "register_oracle.md").write_text(md)
+    (out / "register_oracle.md").write_text(md)
     print(md)
     return 0
 
