@@ -71,3 +71,20 @@ def test_triton_compiles_a_config_the_estimate_rejected():
     assert res["ok"] and res["launchable"], res
     assert res["regs"] <= 255 and res["stack"] == 0  # no spill at all: the estimate was wrong
     assert res["shared"] == 196608 == row["footprint"]["shared_bytes"]  # 3 stages of 64 KiB
+
+
+def test_the_committed_record_counts_every_compiled_config_once():
+    """bench/results/register_oracle.json: the verdict counts partition the compiled configs, under both
+    models, and no config the register estimate rejected failed to compile."""
+    import json
+
+    res = json.loads((ROOT / "bench" / "results" / "register_oracle.json").read_text())
+    s = register_oracle.summarise(res["problems"])
+    compiled = [r for p in res["problems"] for r in p["rows"] if r["compiled"]]
+    for mode in ("register_filter", "register_cost"):
+        assert sum(s[mode]["all"].values()) == len(compiled) == s["compiled"]
+    assert s["register_cost"]["all"]["false reject"] <= s["register_filter"]["all"]["false reject"]
+    assert all(r["triton"]["ok"] for r in compiled if r["model"]["registers"])
+    assert sum(s["spill_price"].values()) == sum(1 for r in compiled if r["triton"]["ok"])
+    md = register_oracle.to_markdown({**res, "summary": s})
+    assert "| all |" in md and "false reject" in md
