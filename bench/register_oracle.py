@@ -424,7 +424,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _write(res: Dict[str, Any], out: Path) -> int:
     """``register_oracle.json`` and ``.md`` under ``out``; the markdown printed."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "register_oracle.json").write_text(json.dumps(res, indent=1) + "\n")
+    for p in res["problems"]:  # configs not compiled keep only what the counts read
+        for r in p["rows"]:
+            if not r["compiled"]:
+                for key in ("footprint", "model_regs_per_thread", "triton"):
+                    r.pop(key, None)
+    (out / "register_oracle.json").write_text(json.dumps(res, indent=None, separators=(",", ":"))
+                                              .replace('{"kwargs"', '\n{"kwargs"') + "\n")
     md = to_markdown(res)
     (out / "register_oracle.md").write_text(md)
     print(md)
