@@ -12,6 +12,10 @@ judged here, offline, before a GPU run confirms them.
 
     python bench/model_recall.py                       # gpu_bench_search_default.json + gpu_bench.json (48 pairs)
     python bench/model_recall.py --from A.json B.json --out bench/results
+    python bench/model_recall.py --before OLD.json     # adds before/after tables (recall, the cold pairs' ranks)
+
+The cold bench's dev pairs (``--cold``, default ``bench/results/first_tune_cold.json``; held-out kernels left
+out) get a table of the model's rank of their best known config and of the config the run picked.
 
 Writes ``model_recall.json`` and ``model_recall.md`` under ``--out``.
 
@@ -36,8 +40,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _p in (ROOT, ROOT / "bench"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
 
 POOL = 16  # the default search's synthesized pool (search.SEARCH_MODES["default"].synth_top_k)
 NEAR = 0.05  # a measured leader within 5% of the measured best counts as a hit
@@ -86,20 +91,24 @@ def launch_grid_shapes(fx: Any, args: Dict[str, Any], tiling: List[str]) -> Dict
     return grid_axis_shapes(catcher.grid, args, tiling)
 
 
-def model_ranking(name: str, shape: Dict[str, int], target: str) -> Tuple[List[Tuple], List[Tuple], Any]:
+def model_ranking(name: str, shape: Dict[str, int], target: str, problem: Any = None) -> Tuple[List[Tuple], List[Tuple], Any]:
     """The model's full cost order and its top-``POOL`` pool at ``shape`` (lists of (kwargs, warps, stages)),
-    and ``hard(kwargs, warps, stages)``: the hard limits a config breaks (the descent's feasibility check)."""
+    and ``hard(kwargs, warps, stages)``: the hard limits a config breaks (the descent's feasibility check).
+    ``problem``: a fixture-like object (bench/cold_pairs.py's library kernels) instead of the fixture ``name``."""
     import fixtures
     from tiletune.analysis import analyze_kernel
     from tiletune.runtime.binding import synthesis_shapes, tensor_dtypes
     from tiletune.runtime.search import SEARCH_MODES, first_batch, first_batch_size
     from tiletune.synthesis import check_config, required_shapes, synthesize
 
-    fx = fixtures.load(name)
+    fx = problem if problem is not None else fixtures.load(name)
     spec = analyze_kernel(fx.KERNEL)
     args = fx.make_args(shape, device="meta")
     shapes = synthesis_shapes(spec.name, required_shapes(spec), args)
-    dtypes = tensor_dtypes(list(fx.KERNEL.arg_names), args)
+    jit = fx.KERNEL
+    while not hasattr(jit, "arg_names") and hasattr(jit, "fn"):
+        jit = jit.fn  # triton.heuristics around the JITFunction
+    dtypes = tensor_dtypes(list(jit.arg_names), args)
     fixed = {p.name: args[p.name] for p in spec.tiling_params if p.name in args} or None
     shapes.update(launch_grid_shapes(fx, args, [p.name for p in spec.tiling_params]))  # as the runtime does
     full = synthesize(spec, shapes, dtypes, target, fixed=fixed, top_k=10**6)
@@ -188,6 +197,51 @@ def recall(results: Sequence[Path], target: str) -> Dict[str, Any]:
     }
 
 
+def parse_label(label: str) -> Tuple[Dict[str, int], int, int]:
+    """``"BLOCK_M=32 BLOCK_N=64 w8 s5"`` (the cold bench's config labels) as (kwargs, num_warps, num_stages)."""
+    kwargs: Dict[str, int] = {}
+    warps = stages = None
+    for part in label.split():
+        if "=" in part:
+            k, v = part.split("=", 1)
+            kwargs[k] = int(v)
+        elif part[:1] == "w" and part[1:].isdigit():
+            warps = int(part[1:])
+        elif part[:1] == "s" and part[1:].isdigit():
+            stages = int(part[1:])
+        else:
+            raise ValueError(f"model_recall: cannot read config label {label!r} (part {part!r}); "
+                             "expected NAME=VALUE ... wN sN")
+    return kwargs, warps, stages
+
+
+def cold_ranks(path: Path, target: str) -> List[Dict[str, Any]]:
+    """For each dev pair of a ``bench/first_tune_cold.py`` result (held-out kernels left out: the model is
+    not developed on them): the model's rank of the best known config and of the config tiletune picked."""
+    import cold_pairs
+
+    data = json.loads(Path(path).read_text())
+    out = []
+    for row in data.get("rows") or []:
+        if row.get("source") == "holdout" or not (row.get("reference") or {}).get("best"):
+            continue
+        problem = cold_pairs.load(row)
+        order, pool, first, hard = model_ranking(row["kernel"], row["shape"], target, problem=problem)
+        entry = {"kernel": row["kernel"], "shape": ",".join(f"{k}={v}" for k, v in row["shape"].items()),
+                 "tt_over_best": row.get("tiletune_over_best"), "best": row["reference"]["best"],
+                 "model_pick": _label(order[0]) if order else None}
+        for what, label in (("best", row["reference"]["best"]), ("measured_pick", row.get("tiletune_pick"))):
+            if not label:
+                continue
+            kwargs, warps, stages = parse_label(label)
+            rank, how = _position(order, kwargs, warps, stages)
+            entry[f"{what}_rank"] = rank
+            entry[f"{what}_match"] = how
+            entry[f"{what}_in_first_batch"] = _position(first, kwargs, warps, stages)[0] is not None
+        out.append(entry)
+    return out
+
+
 def _recall(rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
     """Top-k hits over ``rows`` and the geomean model rank of the measured best."""
     out: Dict[str, Any] = {"pairs": len(rows)}
@@ -195,6 +249,12 @@ def _recall(rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
         out[f"top{k}"] = sum(1 for r in rows if r["hits"][str(k)])
     out["geomean_best_rank"] = _geomean([r["leaders"][0]["model_rank"] for r in rows])
     return out
+
+
+def _rank_cell(entry: Dict[str, Any], what: str) -> str:
+    rank = entry.get(f"{what}_rank")
+    how = entry.get(f"{what}_match", "-")
+    return how if rank is None else (str(rank) if how == "exact" else f"{rank} ({how})")
 
 
 def _label(key: Tuple) -> str:
@@ -260,6 +320,21 @@ def to_markdown(res: Dict[str, Any]) -> str:
         lines.append(f"| {r['fixture']} | {r['shape']} | {r['half']} | {r['feasible']} | {b['label']} | {rank} | "
                      f"{r['model_pick']} | "
                      f"{'yes' if b['in_pool'] else 'no'} | {pooled[0] if pooled else '-'} | {ratio} |")
+    if res.get("cold"):
+        lines += ["", f"The cold bench's dev pairs ({res['cold']['source']}): the model's rank of the best known "
+                  "config (exhaustive screening re-timed) and of the config the measured run picked"
+                  + (" (before: " + res["cold"]["before_source"] + ")" if res["cold"].get("before_source") else "")
+                  + ":", "",
+                  "| kernel | shape | best known | rank of best | before | in first batch | model pick "
+                  "| rank of the run's pick | tiletune / best (run) |",
+                  "|---|---|---|---:|---:|---|---|---:|---:|"]
+        before = {(b["kernel"], b["shape"]): b for b in res["cold"].get("before") or []}
+        for c in res["cold"]["pairs"]:
+            b = before.get((c["kernel"], c["shape"]), {})
+            ratio = "-" if c["tt_over_best"] is None else f"{c['tt_over_best']:.3f}"
+            lines.append(f"| {c['kernel']} | {c['shape']} | {c['best']} | {_rank_cell(c, 'best')} | "
+                         f"{_rank_cell(b, 'best') if b else '-'} | {'yes' if c.get('best_in_first_batch') else 'no'} | "
+                         f"{c['model_pick']} | {_rank_cell(c, 'measured_pick')} | {ratio} |")
     return "\n".join(lines) + "\n"
 
 
@@ -274,14 +349,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     ap.add_argument("--before", type=Path, default=None,
                     help="this script's JSON from an earlier cost model: adds a before/after recall table")
+    ap.add_argument("--cold", type=Path, default=ROOT / "bench" / "results" / "first_tune_cold.json",
+                    help="a bench/first_tune_cold.py result: the model's rank of each dev pair's best known config "
+                         "('' to leave out)")
     opts = ap.parse_args(argv)
     res = recall(opts.sources, opts.target)
+    if str(opts.cold) not in ("", "."):
+        res["cold"] = {"source": _shown(opts.cold), "pairs": cold_ranks(opts.cold, opts.target)}
     if opts.before is not None:
         old = json.loads(opts.before.read_text())
         if "recall" not in old.get("summary", {}):
             raise SystemExit(f"model_recall: {opts.before} has no summary.recall (written by an older "
                              "model_recall.py); run this script on the earlier model to make it")
         res["before"] = {"source": _shown(opts.before), "recall": old["summary"]["recall"]}
+        if res.get("cold") and old.get("cold"):
+            res["cold"]["before"] = old["cold"]["pairs"]
+            res["cold"]["before_source"] = _shown(opts.before)
     opts.out.mkdir(parents=True, exist_ok=True)
     (opts.out / "model_recall.json").write_text(json.dumps(res, indent=1) + "\n")
     md = to_markdown(res)

@@ -398,10 +398,12 @@ def test_infeasible_inner_row_too_long():
         synthesize(softmax_spec(), {"n_cols": 100_000}, SM_DT, "ascend910b2")
     text = str(err.value)
     assert "BLOCK_SIZE >= 131072" in text and "UB" in text and "'softmax'" in text
-    # on NVIDIA only the register estimate is in the way: it is relaxed, not fatal
+    # on NVIDIA the register estimate is no filter (Triton compiles and runs what spills): the row's one
+    # tile is feasible as it is, its spills priced by the cost, nothing relaxed
     res = synthesize(softmax_spec(), {"n_cols": 100_000}, SM_DT, "h100")
     assert res.candidates[0].kwargs == {"BLOCK_SIZE": 131072}
-    assert any("relaxed" in line for line in res.model_summary)
+    assert not any("registers" in line and "relaxed" in line for line in res.model_summary)
+    assert res.candidates[0].cost_terms["spill_factor"] > 1.0
     with pytest.raises(InfeasibleError, match="largest tensor"):
         synthesize(softmax_spec(), {"n_cols": 10_000_000}, SM_DT, "h100")
 
@@ -474,12 +476,18 @@ def test_fixture_ascend_footprint_fits(name, target):
                 assert live <= t.ub_bytes, (c.kwargs, live)
 
 
-def test_matmul_fixture_keeps_the_wide_tile_for_a_skinny_problem():
-    """M=512, N=4096: 128x256 gives only 64 programs on 132 SMs; it must not be cut."""
+def test_matmul_fixture_keeps_the_measured_leaders_for_a_skinny_problem():
+    """M=512, N=4096: the H100's exhaustive screening put 128x128 (128 programs) and
+    64x256 in its top 5 (bench/results/gpu_bench_search_default.json); both must be in the list, the
+    measured best (128x128x64, 8 warps, 5 stages) in the first 8."""
     spec, shapes, dtypes, fixed = fixture_problem("matmul", {"M": 512, "N": 4096, "K": 11008})
     res = synthesize(spec, shapes, dtypes, "h100", fixed=fixed)
     tiles = {(c.kwargs["BLOCK_SIZE_M"], c.kwargs["BLOCK_SIZE_N"]) for c in res.candidates}
-    assert (128, 256) in tiles or (256, 128) in tiles
+    assert (128, 128) in tiles and (64, 256) in tiles
+    full = synthesize(spec, shapes, dtypes, "h100", fixed=fixed, top_k=10**6).candidates
+    order = [(c.kwargs["BLOCK_SIZE_M"], c.kwargs["BLOCK_SIZE_N"], c.kwargs["BLOCK_SIZE_K"], c.num_warps,
+              c.num_stages) for c in full]
+    assert order.index((128, 128, 64, 8, 5)) < 8
     assert len({tuple(c.kwargs.values()) for c in res.candidates}) >= 6  # variety
 
 
