@@ -174,3 +174,93 @@ def test_a_helper_node_from_another_module_is_found_without_walking_the_kernels_
     own = kernel.body.body[0]
     assert found.positions.file_of(own) is None
     assert found.positions[own] == whole_module_positions(home.info.module)[own]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "fixtures").glob("*.py")), ids=lambda p: p.stem)
+def test_the_parse_without_node_checks_builds_the_tree_libcsts_own_parse_builds(path):
+    from tiletune.analysis.source import parse
+
+    source = path.read_text(encoding="utf-8")
+    fast = parse(source, str(path))
+    assert fast.deep_equals(cst.parse_module(source)) and fast.code == source
+
+
+def test_nodes_built_by_hand_are_still_checked_after_a_parse_and_beside_one_in_another_thread():
+    import threading
+
+    from tiletune.analysis.source import parse
+
+    parse(TRICKY, "tricky.py")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")  # an empty identifier: libcst's own check
+    big = TRICKY * 40
+    done = threading.Event()
+
+    def parse_until_done() -> None:
+        while not done.is_set():
+            parse(big, "big.py")
+
+    worker = threading.Thread(target=parse_until_done)
+    worker.start()
+    refused = 0
+    try:
+        for _ in range(2000):  # whenever the other thread is inside its parse, or not
+            try:
+                cst.Name("")
+            except cst.CSTValidationError:
+                refused += 1
+    finally:
+        done.set()
+        worker.join()
+    assert refused == 2000
+    assert cst.CSTNode.__post_init__ is cst.CSTNode.__dict__["__post_init__"]  # restored on the class
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")
+
+
+HOST = textwrap.dedent('''\
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def scale(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+    @triton.jit
+    def shift(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+    def run(x, n):
+        grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)
+        scale[grid](x, n, BLOCK=64)
+        if n > 4:
+            shift[(triton.cdiv(n, 32),)](
+                x, n,
+                BLOCK=32)
+''')
+
+
+@pytest.mark.parametrize("source", [TRICKY, HOST], ids=["tricky", "host"])
+def test_a_launch_site_is_placed_in_its_host_function_without_walking_the_statements_before_it(source):
+    # The launch reader knows the def holding each launch (its scope); the positions used to look for the call
+    # in every top-level statement before that def in turn, the kernels included (7% of a lint of fla-core).
+    from tiletune.analysis.decorators import find_kernels
+    from tiletune.analysis.launches import launches_by_kernel
+    from tiletune.analysis.resolver import index_module
+
+    index = index_module(source, "host.py")
+    kernels = find_kernels(index.info, index.scan, None)
+    sites = [s for found in launches_by_kernel(index.info, index.scan, kernels).values() for s in found]
+    assert len(sites) == len(index.scan.launch_calls) >= 1
+    assert index.info.positions._indexed == 0  # no statement was walked to find a launch
+    whole = whole_module_positions(index.info.module)
+    for (_, call, _), site in zip(index.scan.launch_calls, sites):
+        r = whole[call]
+        assert index.info.positions[call] == r
+        assert (site.span.line, site.span.column, site.span.end_line, site.span.end_column) == (
+            r.start.line, r.start.column, r.end.line, r.end.column)

@@ -208,6 +208,7 @@ class LazyPositions(Mapping):
         self._owner: dict[int, int] = {}  # id(node) -> index of its top-level statement
         self._top: Optional[dict[int, int]] = None  # id(top-level statement) -> its index
         self._indexed = 0  # statements whose nodes are in _owner
+        self._header_indexed = False  # the module's own header/footer lines are in _owner
         self._done: set[int] = set()
         self._starts: Optional[list[int]] = None
         self._all = False
@@ -227,7 +228,8 @@ class LazyPositions(Mapping):
         top = self._top.get(key)
         if top is not None:
             return top
-        if not self._owner:
+        if not self._header_indexed:
+            self._header_indexed = True
             self._owner[id(self._module)] = -1
             for part in (self._module.header, self._module.footer):
                 for line in part:
@@ -239,6 +241,21 @@ class LazyPositions(Mapping):
                 self._owner[id(n)] = i
             self._indexed += 1
         return self._owner.get(key)
+
+    def locate_within(self, node: cst.CSTNode, outer: cst.CSTNode) -> None:
+        """Note that ``node`` lies inside ``outer`` (an enclosing ``def``/``class`` the caller knows, e.g. a
+        launch's scope), so that its statement is found without walking the statements before it.
+
+        Only ``node``'s own subtree is indexed, and only when ``outer`` is a top-level statement of this
+        module; otherwise nothing changes and a lookup finds the statement as before.
+        """
+        if self._top is None:
+            self._top = {id(stmt): i for i, stmt in enumerate(self._module.body)}
+        i = self._top.get(id(outer))
+        if i is None or id(node) in self._owner:
+            return
+        for n in _nodes(node):
+            self._owner[id(n)] = i
 
     def _compute(self, i: int) -> None:
         if self._starts is None:
