@@ -82,9 +82,11 @@ class _Reader:
         self.found: Dict[str, List[str]] = {}
         self.block_vars: Dict[str, Set[str]] = {}  # P -> names v with v * P in the body
         self.loops: List[tuple] = []  # (loop deps, body)
-        self.assigned_from: Dict[str, Set[str]] = {}  # a floor division's text -> names assigned from it
+        self._assigned: List[tuple] = []  # (value, names assigned from it), both passes: read by assigned_from()
+        self._assigned_from: Optional[Dict[str, Set[str]]] = None  # assigned_from(), built when first needed
         self.steps: Dict[str, Set[str]] = {}  # name -> tiling params it is proportional to (k * BLOCK_K)
         self._addresses: Optional[List[tuple]] = None  # memory_addresses(), read once
+        self._body_divisions: List[cst.BinaryOperation] = []  # the body's divisions, found by the same walk
         self._address_deps: Optional[List[tuple]] = None  # address_deps(), read once the walk is done
         self._divisions: Dict[int, tuple] = {}  # id(value) -> (value, texts of its floor divisions)
 
@@ -164,11 +166,7 @@ class _Reader:
             names.extend(_target_names(t))
         if not names:
             return
-        hit = self._divisions.get(id(value))
-        if hit is None or hit[0] is not value:  # the walk runs twice: read each value's divisions once
-            hit = self._divisions[id(value)] = (value, [_text(div) for div in _floor_divisions(value)])
-        for text in hit[1]:
-            self.assigned_from.setdefault(text, set()).update(names)
+        self._assigned.append((value, names))
         d = self.expr_deps(value)
         steps = self.step_params(value)
         for n in names:
@@ -207,6 +205,22 @@ class _Reader:
         elif isinstance(stmt, (cst.With,)):
             self.walk(stmt.body.body)
 
+    def assigned_from(self) -> Dict[str, Set[str]]:
+        """A floor division's text -> the names assigned from a value holding it (both passes).
+
+        Only a division that passes every other test of :meth:`floor_divisions` asks, and most
+        kernels have none: the assigned values are searched for divisions then, once."""
+        if self._assigned_from is None:
+            found: Dict[str, Set[str]] = {}
+            for value, names in self._assigned:
+                hit = self._divisions.get(id(value))
+                if hit is None or hit[0] is not value:  # the walk ran twice: read each value's divisions once
+                    hit = self._divisions[id(value)] = (value, [_text(div) for div in _floor_divisions(value)])
+                for text in hit[1]:
+                    found.setdefault(text, set()).update(names)
+            self._assigned_from = found
+        return self._assigned_from
+
     def run(self) -> Dict[str, List[str]]:
         for _ in range(2):  # the second pass sees loop-carried and later-defined names
             self.loops = []
@@ -225,13 +239,16 @@ class _Reader:
         """(call name, address expression) of every memory call in the body, in source order (read once)."""
         if self._addresses is None:
             found: List[tuple] = []
-            for node in _nodes(self.func.body):
+            divisions = self._body_divisions
+            for node in _nodes(self.func.body):  # one walk finds the divisions floor_divisions() reads too
                 if isinstance(node, cst.Call):
                     name = _callee(node)
                     if name in _MEMORY:
                         addr = _address(node)
                         if addr is not None:
                             found.append((name, addr))
+                elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _DIVISIONS):
+                    divisions.append(node)
             self._addresses = found
         return self._addresses
 
@@ -244,8 +261,9 @@ class _Reader:
 
     # ----- the three patterns ------------------------------------------------------------------------
     def floor_divisions(self) -> None:
-        addresses = [(n, a, d, _text(a)) for n, a, d in self.address_deps()]
-        for div in _floor_divisions(self.func.body):
+        address_deps = self.address_deps()  # its walk finds the divisions too
+        addresses = None  # with their text, once a division passes the tests below (few do)
+        for div in self._body_divisions:
             left, right = self.expr_deps(div.left), self.expr_deps(div.right)
             params = sorted(self.step_params(div.left))
             if not params or _TILE in left or _TILE in right:
@@ -253,7 +271,9 @@ class _Reader:
             if not (right & self.others) or (right & self.tiling):
                 continue
             text = _text(div)
-            users = self.assigned_from.get(text, set())
+            if addresses is None:
+                addresses = [(n, a, d, _text(a)) for n, a, d in address_deps]
+            users = self.assigned_from().get(text, set())
             for call, addr, adeps, atext in addresses:
                 if text in atext or users & adeps:
                     for p in params:
@@ -350,10 +370,12 @@ def _child_fields(cls: type) -> tuple:
     return names
 
 
+_DIVISIONS = (cst.FloorDivide, cst.Divide)
+
+
 def _floor_divisions(node: cst.CSTNode) -> List[cst.BinaryOperation]:
     """Every ``a // b`` and ``a / b`` inside ``node``."""
-    return [b for b in _nodes(node)
-            if isinstance(b, cst.BinaryOperation) and isinstance(b.operator, (cst.FloorDivide, cst.Divide))]
+    return [b for b in _nodes(node) if isinstance(b, cst.BinaryOperation) and isinstance(b.operator, _DIVISIONS)]
 
 
 def _range_step(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
