@@ -264,3 +264,47 @@ def test_a_launch_site_is_placed_in_its_host_function_without_walking_the_statem
         assert index.info.positions[call] == r
         assert (site.span.line, site.span.column, site.span.end_line, site.span.end_column) == (
             r.start.line, r.start.column, r.end.line, r.end.column)
+
+
+def _exact_type_tests(path: Path) -> set[str]:
+    """The libcst classes ``path`` tests with ``type(x) is cst.X`` / ``type(x) in (cst.X, ...)``."""
+    import ast
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Call) and getattr(node.left.func, "id", "") == "type":
+            for right in node.comparators:
+                for el in (right.elts if isinstance(right, ast.Tuple) else [right]):
+                    if isinstance(el, ast.Attribute) and getattr(el.value, "id", "") == "cst":
+                        found.add(el.attr)
+    return found
+
+
+@pytest.mark.parametrize("module", ["meaning", "cst_text", "static", "resolver"])
+def test_exact_type_tests_name_only_libcst_classes_nothing_derives_from(module):
+    # ``type(node) is cst.Name`` answers as ``isinstance`` (which goes through the ABC machinery: 7 million
+    # checks in a lint of fla-core) only while no class derives from cst.Name: checked with all of tiletune loaded.
+    import tiletune.analysis  # noqa: F401
+    import tiletune.lint.rules  # noqa: F401
+
+    names = _exact_type_tests(ROOT / "tiletune" / "analysis" / f"{module}.py")
+    assert names
+    derived = {n: [c.__name__ for c in getattr(cst, n).__subclasses__()] for n in names}
+    assert {n: d for n, d in derived.items() if d} == {}
+
+
+def test_a_values_copy_equals_dataclasses_replace():
+    import dataclasses
+
+    from tiletune.analysis.values import UNKNOWN, Val
+
+    base = Val(kind="value", shape=(4, 8), dtype="fp16", params=frozenset({"n"}), weak=True)
+    for changes in ({}, {"shape": (8,)}, {"dtype": "fp32", "pids": frozenset({0})}, {"kind": "none", "shape": None}):
+        fast, slow = base.with_(**changes), dataclasses.replace(base, **changes)
+        assert type(fast) is Val and fast is not base
+        assert dataclasses.asdict(fast) == dataclasses.asdict(slow)
+    assert UNKNOWN.with_(dtype="fp32").dtype == "fp32" and UNKNOWN.dtype is None
+    with pytest.raises(TypeError, match="no field colour"):
+        base.with_(colour="red")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        base.with_(dtype="bf16").dtype = "fp8"
