@@ -55,6 +55,8 @@ def _same_positions(source: str) -> int:
             assert lazy[node] == full[node], (type(node).__name__, cst.Module([]).code_for_node(node)[:60])
             checked += 1
     assert not lazy._all  # answered statement by statement, never by the whole-module pass
+    # the ranges are kept by id(node): every id is one of a node the module holds (no node made by the codegen)
+    assert set(lazy._raw) <= {id(n) for n in _nodes(module)}
     return checked
 
 
@@ -308,3 +310,27 @@ def test_a_values_copy_equals_dataclasses_replace():
         base.with_(colour="red")
     with pytest.raises(dataclasses.FrozenInstanceError):
         base.with_(dtype="bf16").dtype = "fp8"
+
+
+def test_a_texts_nesting_is_walked_once_for_both_depth_limits():
+    # The front end asks whether a text nests 100 levels deep (run on a deeper stack) and 3000 (refuse it):
+    # a text under the first cannot exceed the second, so only the first walks the tree.
+    import tiletune.analysis.positions as positions
+    from tiletune.deep_stack import MAX_EXPRESSION_DEPTH
+
+    walks: list[int] = []
+    real = positions.too_deep
+    positions.too_deep = lambda tree, source, limit: walks.append(limit) or real(tree, source, limit)
+    try:
+        shallow = TRICKY
+        deep = "x = " + " + ".join(["1"] * 150) + "\n"  # a left-nested sum: 150 levels
+        assert positions.nested_deeper_than(shallow, 100) is None
+        assert positions.nested_deeper_than(shallow, MAX_EXPRESSION_DEPTH) is None
+        assert walks == [100]  # the second answer needed no walk
+        assert positions.nested_deeper_than(deep, 100) is not None  # a new text: walked again
+        assert positions.nested_deeper_than(deep, MAX_EXPRESSION_DEPTH) is None
+        assert positions.nested_deeper_than(deep, 120)[2] > 120  # deeper than 120 but not than 3000
+        assert walks == [100, 100, MAX_EXPRESSION_DEPTH, 120]
+    finally:
+        positions.too_deep = real
+        positions.forget_tree()

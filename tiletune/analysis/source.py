@@ -19,12 +19,12 @@ from typing import Any, Optional
 import libcst as cst
 
 
-from ..deep_stack import MAX_EXPRESSION_DEPTH, too_deep
+from ..deep_stack import MAX_EXPRESSION_DEPTH
 from ..errors import AnalysisError
 from ..files import UnreadableFileError, read_regular_bytes
 from .cst_text import is_cst_node
 from .model import Span
-from .positions import LazyPositions, python_tree, whole_module_positions
+from .positions import LazyPositions, nested_deeper_than, python_tree, whole_module_positions
 
 __all__ = ["is_jit_def", "is_compile_time_def", "iter_nodes", "SourceInfo", "ModuleScan", "ScopeKey", "read_source", "parse", "positions_of", "module_constants",
            "dotted_name"]
@@ -123,7 +123,7 @@ def parse(source: str, file: Optional[str]) -> cst.Module:
     crash libcst's native parser (thousands of nested brackets).
     """
     try:
-        tree = python_tree(source)
+        python_tree(source)
     except (SyntaxError, ValueError) as exc:  # incl. IndentationError, TabError; NUL bytes
         line, column = getattr(exc, "lineno", None), max((getattr(exc, "offset", None) or 1) - 1, 0)
         if line is None and "\0" in source:
@@ -133,7 +133,7 @@ def parse(source: str, file: Optional[str]) -> cst.Module:
         raise AnalysisError(f"invalid syntax: {message}", file, max(line or 1, 1), column) from None
     except (RecursionError, MemoryError):
         raise AnalysisError("code nested too deeply to analyse", file, 1, 0) from None
-    deep = too_deep(tree, source)  # libcst's parser slows down quadratically with nesting
+    deep = nested_deeper_than(source, MAX_EXPRESSION_DEPTH)  # libcst's parser slows down quadratically with nesting
     if deep is not None:
         line, column, depth = deep
         raise AnalysisError(f"expression nested more than {MAX_EXPRESSION_DEPTH} levels deep ({depth}+) is too deep "
