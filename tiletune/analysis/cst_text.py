@@ -6,7 +6,15 @@ from typing import Optional
 
 import libcst as cst
 
-__all__ = ["BINOP_TEXT", "node_text", "dotted_name", "root_name", "is_cst_node"]
+__all__ = ["BINOP_TEXT", "TOKEN_FIELDS", "node_text", "dotted_name", "root_name", "is_cst_node"]
+
+#: Node fields that hold only tokens, brackets, whitespace and comments (plus fields named ``whitespace*``):
+#: never a name, a call or an operation, so walks that look for those skip them. An operation's
+#: ``operator`` is read from the operation itself.
+TOKEN_FIELDS = frozenset(
+    "lpar rpar leading_lines lines_after_decorators header footer comma semicolon whitespace "
+    "colon equal operator asynchronous default_indent default_newline encoding has_trailing_newline".split()
+)
 
 BINOP_TEXT = {
     cst.Add: "+",

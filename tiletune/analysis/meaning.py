@@ -35,7 +35,7 @@ from typing import Dict, Iterable, List, Optional, Set
 
 import libcst as cst
 
-from .cst_text import is_cst_node
+from .cst_text import TOKEN_FIELDS, is_cst_node
 
 __all__ = ["find_meaning"]
 
@@ -356,7 +356,9 @@ def _children(node: cst.CSTNode) -> List[cst.CSTNode]:
     for name in _child_fields(type(node)):
         value = getattr(node, name)
         if type(value) in (list, tuple):
-            kids.extend(item for item in value if _is_node(item))
+            for item in value:
+                if _is_node(item):
+                    kids.append(item)
         elif _is_node(value):
             kids.append(value)
     return kids
@@ -364,9 +366,9 @@ def _children(node: cst.CSTNode) -> List[cst.CSTNode]:
 
 def _child_fields(cls: type) -> tuple:
     names = _FIELDS.get(cls)
-    if names is None:  # tokens and whitespace hold no expression
+    if names is None:  # tokens, brackets, commas, operators and whitespace hold no name, call or operation
         names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls)
-                                     if not f.name.startswith("whitespace") and f.name not in ("lpar", "rpar"))
+                                     if not f.name.startswith("whitespace") and f.name not in TOKEN_FIELDS)
     return names
 
 

@@ -22,7 +22,7 @@ import libcst as cst
 from ..deep_stack import MAX_EXPRESSION_DEPTH
 from ..errors import AnalysisError
 from ..files import UnreadableFileError, read_regular_bytes
-from .cst_text import is_cst_node
+from .cst_text import TOKEN_FIELDS, is_cst_node
 from .model import Span
 from .positions import LazyPositions, nested_deeper_than, python_tree, whole_module_positions
 
@@ -188,10 +188,7 @@ ScopeKey = tuple[cst.CSTNode, ...]
 
 
 # Node fields that never hold anything the scan looks for (whitespace, brackets, tokens).
-_SKIP_FIELDS = frozenset(
-    "lpar rpar leading_lines lines_after_decorators header footer comma semicolon whitespace "
-    "colon equal operator asynchronous default_indent default_newline encoding has_trailing_newline".split()
-)
+_SKIP_FIELDS = TOKEN_FIELDS
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
