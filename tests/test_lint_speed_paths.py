@@ -55,6 +55,8 @@ def _same_positions(source: str) -> int:
             assert lazy[node] == full[node], (type(node).__name__, cst.Module([]).code_for_node(node)[:60])
             checked += 1
     assert not lazy._all  # answered statement by statement, never by the whole-module pass
+    # the ranges are kept by id(node): every id is one of a node the module holds (no node made by the codegen)
+    assert set(lazy._raw) <= {id(n) for n in _nodes(module)}
     return checked
 
 
@@ -174,3 +176,161 @@ def test_a_helper_node_from_another_module_is_found_without_walking_the_kernels_
     own = kernel.body.body[0]
     assert found.positions.file_of(own) is None
     assert found.positions[own] == whole_module_positions(home.info.module)[own]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "fixtures").glob("*.py")), ids=lambda p: p.stem)
+def test_the_parse_without_node_checks_builds_the_tree_libcsts_own_parse_builds(path):
+    from tiletune.analysis.source import parse
+
+    source = path.read_text(encoding="utf-8")
+    fast = parse(source, str(path))
+    assert fast.deep_equals(cst.parse_module(source)) and fast.code == source
+
+
+def test_nodes_built_by_hand_are_still_checked_after_a_parse_and_beside_one_in_another_thread():
+    import threading
+
+    from tiletune.analysis.source import parse
+
+    parse(TRICKY, "tricky.py")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")  # an empty identifier: libcst's own check
+    big = TRICKY * 40
+    done = threading.Event()
+
+    def parse_until_done() -> None:
+        while not done.is_set():
+            parse(big, "big.py")
+
+    worker = threading.Thread(target=parse_until_done)
+    worker.start()
+    refused = 0
+    try:
+        for _ in range(2000):  # whenever the other thread is inside its parse, or not
+            try:
+                cst.Name("")
+            except cst.CSTValidationError:
+                refused += 1
+    finally:
+        done.set()
+        worker.join()
+    assert refused == 2000
+    assert cst.CSTNode.__post_init__ is cst.CSTNode.__dict__["__post_init__"]  # restored on the class
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")
+
+
+HOST = textwrap.dedent('''\
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def scale(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+    @triton.jit
+    def shift(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+    def run(x, n):
+        grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)
+        scale[grid](x, n, BLOCK=64)
+        if n > 4:
+            shift[(triton.cdiv(n, 32),)](
+                x, n,
+                BLOCK=32)
+''')
+
+
+@pytest.mark.parametrize("source", [TRICKY, HOST], ids=["tricky", "host"])
+def test_a_launch_site_is_placed_in_its_host_function_without_walking_the_statements_before_it(source):
+    # The launch reader knows the def holding each launch (its scope); the positions used to look for the call
+    # in every top-level statement before that def in turn, the kernels included (7% of a lint of fla-core).
+    from tiletune.analysis.decorators import find_kernels
+    from tiletune.analysis.launches import launches_by_kernel
+    from tiletune.analysis.resolver import index_module
+
+    index = index_module(source, "host.py")
+    kernels = find_kernels(index.info, index.scan, None)
+    sites = [s for found in launches_by_kernel(index.info, index.scan, kernels).values() for s in found]
+    assert len(sites) == len(index.scan.launch_calls) >= 1
+    assert index.info.positions._indexed == 0  # no statement was walked to find a launch
+    whole = whole_module_positions(index.info.module)
+    for (_, call, _), site in zip(index.scan.launch_calls, sites):
+        r = whole[call]
+        assert index.info.positions[call] == r
+        assert (site.span.line, site.span.column, site.span.end_line, site.span.end_column) == (
+            r.start.line, r.start.column, r.end.line, r.end.column)
+
+
+def _exact_type_tests(path: Path) -> set[str]:
+    """The libcst classes ``path`` tests with ``type(x) is cst.X`` / ``type(x) in (cst.X, ...)``."""
+    import ast
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Call) and getattr(node.left.func, "id", "") == "type":
+            for right in node.comparators:
+                for el in (right.elts if isinstance(right, ast.Tuple) else [right]):
+                    if isinstance(el, ast.Attribute) and getattr(el.value, "id", "") == "cst":
+                        found.add(el.attr)
+    return found
+
+
+@pytest.mark.parametrize("module", ["meaning", "cst_text", "static", "resolver"])
+def test_exact_type_tests_name_only_libcst_classes_nothing_derives_from(module):
+    # ``type(node) is cst.Name`` answers as ``isinstance`` (which goes through the ABC machinery: 7 million
+    # checks in a lint of fla-core) only while no class derives from cst.Name: checked with all of tiletune loaded.
+    import tiletune.analysis  # noqa: F401
+    import tiletune.lint.rules  # noqa: F401
+
+    names = _exact_type_tests(ROOT / "tiletune" / "analysis" / f"{module}.py")
+    assert names
+    derived = {n: [c.__name__ for c in getattr(cst, n).__subclasses__()] for n in names}
+    assert {n: d for n, d in derived.items() if d} == {}
+
+
+def test_a_values_copy_equals_dataclasses_replace():
+    import dataclasses
+
+    from tiletune.analysis.values import UNKNOWN, Val
+
+    base = Val(kind="value", shape=(4, 8), dtype="fp16", params=frozenset({"n"}), weak=True)
+    for changes in ({}, {"shape": (8,)}, {"dtype": "fp32", "pids": frozenset({0})}, {"kind": "none", "shape": None}):
+        fast, slow = base.with_(**changes), dataclasses.replace(base, **changes)
+        assert type(fast) is Val and fast is not base
+        assert dataclasses.asdict(fast) == dataclasses.asdict(slow)
+    assert UNKNOWN.with_(dtype="fp32").dtype == "fp32" and UNKNOWN.dtype is None
+    with pytest.raises(TypeError, match="no field colour"):
+        base.with_(colour="red")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        base.with_(dtype="bf16").dtype = "fp8"
+
+
+def test_a_texts_nesting_is_walked_once_for_both_depth_limits():
+    # The front end asks whether a text nests 100 levels deep (run on a deeper stack) and 3000 (refuse it):
+    # a text under the first cannot exceed the second, so only the first walks the tree.
+    import tiletune.analysis.positions as positions
+    from tiletune.deep_stack import MAX_EXPRESSION_DEPTH
+
+    walks: list[int] = []
+    real = positions.too_deep
+    positions.too_deep = lambda tree, source, limit: walks.append(limit) or real(tree, source, limit)
+    try:
+        shallow = TRICKY
+        deep = "x = " + " + ".join(["1"] * 150) + "\n"  # a left-nested sum: 150 levels
+        assert positions.nested_deeper_than(shallow, 100) is None
+        assert positions.nested_deeper_than(shallow, MAX_EXPRESSION_DEPTH) is None
+        assert walks == [100]  # the second answer needed no walk
+        assert positions.nested_deeper_than(deep, 100) is not None  # a new text: walked again
+        assert positions.nested_deeper_than(deep, MAX_EXPRESSION_DEPTH) is None
+        assert positions.nested_deeper_than(deep, 120)[2] > 120  # deeper than 120 but not than 3000
+        assert walks == [100, 100, MAX_EXPRESSION_DEPTH, 120]
+    finally:
+        positions.too_deep = real
+        positions.forget_tree()

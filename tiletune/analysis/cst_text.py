@@ -6,7 +6,15 @@ from typing import Optional
 
 import libcst as cst
 
-__all__ = ["BINOP_TEXT", "node_text", "dotted_name", "root_name", "is_cst_node"]
+__all__ = ["BINOP_TEXT", "TOKEN_FIELDS", "node_text", "dotted_name", "root_name", "is_cst_node"]
+
+#: Node fields that hold only tokens, brackets, whitespace and comments (plus fields named ``whitespace*``):
+#: never a name, a call or an operation, so walks that look for those skip them. An operation's
+#: ``operator`` is read from the operation itself.
+TOKEN_FIELDS = frozenset(
+    "lpar rpar leading_lines lines_after_decorators header footer comma semicolon whitespace "
+    "colon equal operator asynchronous default_indent default_newline encoding has_trailing_newline".split()
+)
 
 BINOP_TEXT = {
     cst.Add: "+",
@@ -51,46 +59,46 @@ def node_text(node: cst.CSTNode, limit: int = 60) -> str:
 
 
 def _text(node: cst.CSTNode, depth: int) -> str:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, (cst.Integer, cst.Float)):
+    if type(node) in (cst.Integer, cst.Float):
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return f"{_text(node.value, depth)}.{node.attr.value}"
     if depth <= 0:
         return "..."
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         args = ", ".join(
             (f"{a.keyword.value}=" if a.keyword else "") + _text(a.value, depth - 1) for a in node.args
         )
         return f"{_text(node.func, depth)}({args})"
-    if isinstance(node, cst.BinaryOperation):
+    if type(node) is cst.BinaryOperation:
         op = BINOP_TEXT.get(type(node.operator), "?")
         return f"{_text(node.left, depth - 1)} {op} {_text(node.right, depth - 1)}"
-    if isinstance(node, cst.Comparison):
+    if type(node) is cst.Comparison:
         out = _text(node.left, depth - 1)
         for c in node.comparisons:
             out += f" {_CMP_TEXT.get(type(c.operator), '?')} {_text(c.comparator, depth - 1)}"
         return out
-    if isinstance(node, cst.Subscript):
+    if type(node) is cst.Subscript:
         parts = []
         for el in node.slice:
             s = el.slice
-            if isinstance(s, cst.Index):
+            if type(s) is cst.Index:
                 parts.append(_text(s.value, depth - 1))
             else:
                 parts.append(":")
         return f"{_text(node.value, depth)}[{', '.join(parts)}]"
-    if isinstance(node, (cst.Tuple, cst.List)):
+    if type(node) in (cst.Tuple, cst.List):
         inner = ", ".join(_text(e.value, depth - 1) for e in node.elements)
-        return f"({inner})" if isinstance(node, cst.Tuple) else f"[{inner}]"
-    if isinstance(node, cst.UnaryOperation):
+        return f"({inner})" if type(node) is cst.Tuple else f"[{inner}]"
+    if type(node) is cst.UnaryOperation:
         op = {cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~", cst.Not: "not "}.get(type(node.operator), "")
         return op + _text(node.expression, depth - 1)
-    if isinstance(node, cst.BooleanOperation):
-        op = "and" if isinstance(node.operator, cst.And) else "or"
+    if type(node) is cst.BooleanOperation:
+        op = "and" if type(node.operator) is cst.And else "or"
         return f"{_text(node.left, depth - 1)} {op} {_text(node.right, depth - 1)}"
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         return node.value
     try:
         return _EMPTY_MODULE.code_for_node(node)
@@ -101,19 +109,19 @@ def _text(node: cst.CSTNode, depth: int) -> str:
 def dotted_name(node: cst.CSTNode) -> Optional[str]:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
 
 
 def root_name(node: cst.CSTNode) -> Optional[str]:
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         node = node.value
-    return node.value if isinstance(node, cst.Name) else None
+    return node.value if type(node) is cst.Name else None
 
 
 _IS_NODE: dict = {}  # isinstance(x, cst.CSTNode) goes through the ABC machinery: once per class

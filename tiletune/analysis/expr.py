@@ -169,7 +169,13 @@ class Expr:
 
     # ----- text ---------------------------------------------------------
     def __str__(self) -> str:
-        return _format(self, 0)
+        # Kept on the instance (outside the fields, so equality and hashing are unchanged): sorting an n-ary
+        # expression's terms reads every term's text, and the body interpreter builds terms from terms.
+        text = self.__dict__.get("_text")
+        if text is None:
+            text = _format(self, 0)
+            object.__setattr__(self, "_text", text)
+        return text
 
     def __repr__(self) -> str:
         return f"Expr({str(self)!r})"

@@ -19,7 +19,7 @@ import textwrap
 import traceback
 from typing import Any, Callable, Mapping, Optional, Union
 
-from ..deep_stack import caused_by_recursion, run_deep, too_deep
+from ..deep_stack import caused_by_recursion, run_deep
 from ..errors import AnalysisError
 from . import body as _body
 from .decorators import fill_declaration, find_kernels
@@ -27,7 +27,7 @@ from .heuristics import read_heuristics
 import libcst as cst
 
 from .launches import build_launch, launches_by_kernel
-from .positions import forget_tree, python_tree
+from .positions import forget_tree, nested_deeper_than
 from .model import KernelSpec, LaunchSite, ModuleSpec
 from .resolver import ModuleIndex, cached_index, index_module, remember, remember_text, project_launch_calls, resolve_helpers
 from .source import ModuleScan, SourceInfo, is_compile_time_def, is_jit_def, parse, positions_of, read_source
@@ -140,12 +140,11 @@ _DIRECT_DEPTH = 100
 def _nested_deeply(source: str) -> bool:
     """True when some expression of ``source`` nests :data:`_DIRECT_DEPTH` levels or more (or Python cannot tell)."""
     try:
-        tree = python_tree(source)
+        return nested_deeper_than(source, _DIRECT_DEPTH) is not None
     except SyntaxError:
         return False  # parse() reports it with its position
     except (RecursionError, MemoryError, ValueError):
         return True
-    return too_deep(tree, source, _DIRECT_DEPTH) is not None
 
 
 def _analyze_module(source: str, file: Optional[str], force: _Force, project: bool = False,

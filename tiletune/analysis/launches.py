@@ -310,11 +310,14 @@ def launches_by_kernel(info: SourceInfo, scan: ModuleScan, kernels: list[KernelE
             by_scope_name[(scope, target)] = func
     class_kernels = {func.name.value: func for scope, func, _ in kernels if scope and isinstance(scope[-1], cst.ClassDef)}
     out: dict[int, list] = {}
+    locate = getattr(info.positions, "locate_within", None)  # LazyPositions: find the launch's statement directly
     for scope, call, order in scan.launch_calls:
         target = call.func.value  # type: ignore[attr-defined]
         func = _kernel_for(scan, by_scope_name, class_kernels, scope, target, order)
         if func is None:
             continue
+        if locate is not None and scope:
+            locate(call, scope[0])
 
         def resolve(name: str, scope: tuple = scope, order: int = order) -> Any:
             for i in range(len(scope), -1, -1):

@@ -35,7 +35,7 @@ from typing import Dict, Iterable, List, Optional, Set
 
 import libcst as cst
 
-from .cst_text import is_cst_node
+from .cst_text import TOKEN_FIELDS, is_cst_node
 
 __all__ = ["find_meaning"]
 
@@ -54,9 +54,9 @@ _START = "@start"
 def _callee(node: cst.Call) -> Optional[str]:
     """``"arange"`` for ``tl.arange(...)`` / ``arange(...)``; None for other callee shapes."""
     f = node.func
-    if isinstance(f, cst.Attribute):
+    if type(f) is cst.Attribute:
         return f.attr.value
-    if isinstance(f, cst.Name):
+    if type(f) is cst.Name:
         return f.value
     return None
 
@@ -82,9 +82,11 @@ class _Reader:
         self.found: Dict[str, List[str]] = {}
         self.block_vars: Dict[str, Set[str]] = {}  # P -> names v with v * P in the body
         self.loops: List[tuple] = []  # (loop deps, body)
-        self.assigned_from: Dict[str, Set[str]] = {}  # a floor division's text -> names assigned from it
+        self._assigned: List[tuple] = []  # (value, names assigned from it), both passes: read by assigned_from()
+        self._assigned_from: Optional[Dict[str, Set[str]]] = None  # assigned_from(), built when first needed
         self.steps: Dict[str, Set[str]] = {}  # name -> tiling params it is proportional to (k * BLOCK_K)
         self._addresses: Optional[List[tuple]] = None  # memory_addresses(), read once
+        self._body_divisions: List[cst.BinaryOperation] = []  # the body's divisions, found by the same walk
         self._address_deps: Optional[List[tuple]] = None  # address_deps(), read once the walk is done
         self._divisions: Dict[int, tuple] = {}  # id(value) -> (value, texts of its floor divisions)
 
@@ -96,25 +98,25 @@ class _Reader:
         return out
 
     def _collect(self, node: cst.CSTNode, out: Set[str]) -> None:
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             out.add(node.value)
             out |= self.deps.get(node.value, set())
             return
-        if isinstance(node, cst.Attribute):  # x.dtype, tl.float32: only the base object matters
+        if type(node) is cst.Attribute:  # x.dtype, tl.float32: only the base object matters
             self._collect(node.value, out)
             return
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             name = _callee(node)
             if name in _TILE_MAKERS:
                 out.add(_TILE)
             if name == "program_id":
                 out.add(_PID)
-            if isinstance(node.func, cst.Attribute) and not isinstance(node.func.value, cst.Name):
+            if type(node.func) is cst.Attribute and type(node.func.value) is not cst.Name:
                 self._collect(node.func.value, out)  # x.to(...): the object's deps
             for arg in node.args:
                 self._collect(arg.value, out)
             return
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        if type(node) is cst.BinaryOperation and type(node.operator) is cst.Multiply:
             start = self._block_start(node)
             if start is not None:
                 out |= {start, _START}
@@ -125,35 +127,35 @@ class _Reader:
     def step_params(self, node: cst.CSTNode) -> Set[str]:
         """The tiling parameters ``node`` is proportional to: ``k * BLOCK_K`` and ``BLOCK_K / g`` are,
         ``tl.cdiv(K, BLOCK_K)`` (a count of blocks) and ``pid // cdiv(N, BLOCK_N)`` are not."""
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return {node.value} if node.value in self.tiling else set(self.steps.get(node.value, set()))
-        if isinstance(node, cst.BinaryOperation):
-            if isinstance(node.operator, (cst.FloorDivide, cst.Divide, cst.Modulo)):
+        if type(node) is cst.BinaryOperation:
+            if type(node.operator) in (cst.FloorDivide, cst.Divide, cst.Modulo):
                 return self.step_params(node.left)
             return self.step_params(node.left) | self.step_params(node.right)
-        if isinstance(node, cst.UnaryOperation):
+        if type(node) is cst.UnaryOperation:
             return self.step_params(node.expression)
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             if _callee(node) not in _PROPORTIONAL_CALLS:  # a count (cdiv), an id, or a helper's result
                 return set()
             out: Set[str] = set()
-            if isinstance(node.func, cst.Attribute) and not isinstance(node.func.value, cst.Name):
+            if type(node.func) is cst.Attribute and type(node.func.value) is not cst.Name:
                 out |= self.step_params(node.func.value)  # x.to(tl.int32)
             for arg in node.args:
                 if arg.keyword is None:
                     out |= self.step_params(arg.value)
             return out
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             return self.step_params(node.value)
         return set()
 
     def _block_start(self, node: cst.BinaryOperation) -> Optional[str]:
         """``P`` when ``node`` is ``v * P`` (or ``P * v``) with ``v`` a program's block index."""
         for v, p in ((node.left, node.right), (node.right, node.left)):
-            if isinstance(p, cst.Name) and p.value in self.tiling:
+            if type(p) is cst.Name and p.value in self.tiling:
                 vd = self.expr_deps(v)
                 if _PID in vd and _TILE not in vd:
-                    if isinstance(v, cst.Name):
+                    if type(v) is cst.Name:
                         self.block_vars.setdefault(p.value, set()).add(v.value)
                     return p.value
         return None
@@ -164,11 +166,7 @@ class _Reader:
             names.extend(_target_names(t))
         if not names:
             return
-        hit = self._divisions.get(id(value))
-        if hit is None or hit[0] is not value:  # the walk runs twice: read each value's divisions once
-            hit = self._divisions[id(value)] = (value, [_text(div) for div in _floor_divisions(value)])
-        for text in hit[1]:
-            self.assigned_from.setdefault(text, set()).update(names)
+        self._assigned.append((value, names))
         d = self.expr_deps(value)
         steps = self.step_params(value)
         for n in names:
@@ -181,15 +179,15 @@ class _Reader:
             self.statement(stmt)
 
     def statement(self, stmt: cst.CSTNode) -> None:
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is cst.SimpleStatementLine:
             for small in stmt.body:
-                if isinstance(small, cst.Assign):
+                if type(small) is cst.Assign:
                     self.assign([t.target for t in small.targets], small.value)
-                elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                elif type(small) is cst.AnnAssign and small.value is not None:
                     self.assign([small.target], small.value)
-                elif isinstance(small, cst.AugAssign):
+                elif type(small) is cst.AugAssign:
                     self.assign([small.target], cst.BinaryOperation(small.target, cst.Add(), small.value))
-        elif isinstance(stmt, cst.For):
+        elif type(stmt) is cst.For:
             d = self.expr_deps(stmt.iter)
             step = _range_step(stmt.iter)
             for n in _target_names(stmt.target):
@@ -198,14 +196,30 @@ class _Reader:
                     self.steps.setdefault(n, set()).update(self.step_params(step))
             self.loops.append((d, stmt.body))
             self.walk(stmt.body.body)
-        elif isinstance(stmt, (cst.If, cst.While)):
+        elif type(stmt) in (cst.If, cst.While):
             self.walk(stmt.body.body)
             orelse = getattr(stmt, "orelse", None)
             while orelse is not None:
                 self.walk(orelse.body.body)
                 orelse = getattr(orelse, "orelse", None)
-        elif isinstance(stmt, (cst.With,)):
+        elif type(stmt) in (cst.With,):
             self.walk(stmt.body.body)
+
+    def assigned_from(self) -> Dict[str, Set[str]]:
+        """A floor division's text -> the names assigned from a value holding it (both passes).
+
+        Only a division that passes every other test of :meth:`floor_divisions` asks, and most
+        kernels have none: the assigned values are searched for divisions then, once."""
+        if self._assigned_from is None:
+            found: Dict[str, Set[str]] = {}
+            for value, names in self._assigned:
+                hit = self._divisions.get(id(value))
+                if hit is None or hit[0] is not value:  # the walk ran twice: read each value's divisions once
+                    hit = self._divisions[id(value)] = (value, [_text(div) for div in _floor_divisions(value)])
+                for text in hit[1]:
+                    found.setdefault(text, set()).update(names)
+            self._assigned_from = found
+        return self._assigned_from
 
     def run(self) -> Dict[str, List[str]]:
         for _ in range(2):  # the second pass sees loop-carried and later-defined names
@@ -225,13 +239,16 @@ class _Reader:
         """(call name, address expression) of every memory call in the body, in source order (read once)."""
         if self._addresses is None:
             found: List[tuple] = []
-            for node in _nodes(self.func.body):
-                if isinstance(node, cst.Call):
+            divisions = self._body_divisions
+            for node in _nodes(self.func.body):  # one walk finds the divisions floor_divisions() reads too
+                if type(node) is cst.Call:
                     name = _callee(node)
                     if name in _MEMORY:
                         addr = _address(node)
                         if addr is not None:
                             found.append((name, addr))
+                elif type(node) is cst.BinaryOperation and type(node.operator) in _DIVISIONS:
+                    divisions.append(node)
             self._addresses = found
         return self._addresses
 
@@ -244,8 +261,9 @@ class _Reader:
 
     # ----- the three patterns ------------------------------------------------------------------------
     def floor_divisions(self) -> None:
-        addresses = [(n, a, d, _text(a)) for n, a, d in self.address_deps()]
-        for div in _floor_divisions(self.func.body):
+        address_deps = self.address_deps()  # its walk finds the divisions too
+        addresses = None  # with their text, once a division passes the tests below (few do)
+        for div in self._body_divisions:
             left, right = self.expr_deps(div.left), self.expr_deps(div.right)
             params = sorted(self.step_params(div.left))
             if not params or _TILE in left or _TILE in right:
@@ -253,7 +271,9 @@ class _Reader:
             if not (right & self.others) or (right & self.tiling):
                 continue
             text = _text(div)
-            users = self.assigned_from.get(text, set())
+            if addresses is None:
+                addresses = [(n, a, d, _text(a)) for n, a, d in address_deps]
+            users = self.assigned_from().get(text, set())
             for call, addr, adeps, atext in addresses:
                 if text in atext or users & adeps:
                     for p in params:
@@ -271,7 +291,7 @@ class _Reader:
             by_p: Dict[str, str] = {}
             fixed: Dict[str, str] = {}
             for node in _nodes(body):
-                if not isinstance(node, cst.AugAssign) or not isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+                if type(node) is not cst.AugAssign or type(node.operator) not in (cst.AddAssign, cst.SubtractAssign):
                     continue
                 names = _target_names(node.target)
                 if len(names) != 1:
@@ -305,9 +325,9 @@ class _Reader:
 
 
 def _target_names(t: cst.CSTNode) -> List[str]:
-    if isinstance(t, cst.Name):
+    if type(t) is cst.Name:
         return [t.value]
-    if isinstance(t, (cst.Tuple, cst.List)):
+    if type(t) in (cst.Tuple, cst.List):
         out: List[str] = []
         for el in t.elements:
             out.extend(_target_names(el.value))
@@ -336,7 +356,9 @@ def _children(node: cst.CSTNode) -> List[cst.CSTNode]:
     for name in _child_fields(type(node)):
         value = getattr(node, name)
         if type(value) in (list, tuple):
-            kids.extend(item for item in value if _is_node(item))
+            for item in value:
+                if _is_node(item):
+                    kids.append(item)
         elif _is_node(value):
             kids.append(value)
     return kids
@@ -344,21 +366,23 @@ def _children(node: cst.CSTNode) -> List[cst.CSTNode]:
 
 def _child_fields(cls: type) -> tuple:
     names = _FIELDS.get(cls)
-    if names is None:  # tokens and whitespace hold no expression
+    if names is None:  # tokens, brackets, commas, operators and whitespace hold no name, call or operation
         names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls)
-                                     if not f.name.startswith("whitespace") and f.name not in ("lpar", "rpar"))
+                                     if not f.name.startswith("whitespace") and f.name not in TOKEN_FIELDS)
     return names
+
+
+_DIVISIONS = (cst.FloorDivide, cst.Divide)
 
 
 def _floor_divisions(node: cst.CSTNode) -> List[cst.BinaryOperation]:
     """Every ``a // b`` and ``a / b`` inside ``node``."""
-    return [b for b in _nodes(node)
-            if isinstance(b, cst.BinaryOperation) and isinstance(b.operator, (cst.FloorDivide, cst.Divide))]
+    return [b for b in _nodes(node) if type(b) is cst.BinaryOperation and type(b.operator) in _DIVISIONS]
 
 
 def _range_step(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     """The step of ``range(a, b, step)`` / ``tl.range(...)`` (None when there is none)."""
-    if isinstance(node, cst.Call) and _callee(node) in ("range", "static_range"):
+    if type(node) is cst.Call and _callee(node) in ("range", "static_range"):
         positional = [a.value for a in node.args if a.keyword is None]
         for a in node.args:
             if a.keyword is not None and a.keyword.value == "step":
@@ -369,7 +393,7 @@ def _range_step(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
 
 
 def _is_zero(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Integer) and node.value == "0"
+    return type(node) is cst.Integer and node.value == "0"
 
 
 _MODULE = cst.Module(body=[])

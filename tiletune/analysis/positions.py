@@ -28,11 +28,13 @@ from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import NEWLINE_RE
 
+from ..deep_stack import too_deep
 from .cst_text import is_cst_node
 
-__all__ = ["LazyPositions", "whole_module_positions", "python_tree", "forget_tree"]
+__all__ = ["LazyPositions", "whole_module_positions", "python_tree", "forget_tree", "nested_deeper_than"]
 
 _LAST_TREE: list = [None, None]  # [source, its ast.Module]
+_SHALLOW: list = [None]  # a depth no expression of the kept tree exceeds (the least checked so far), or None
 
 
 def python_tree(source: str) -> ast.Module:
@@ -48,12 +50,31 @@ def python_tree(source: str) -> ast.Module:
         warnings.simplefilter("ignore")
         tree = compile(source, "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     _LAST_TREE[:] = [source, tree]
+    _SHALLOW[0] = None
     return tree
+
+
+def nested_deeper_than(source: str, limit: int) -> Optional[tuple[int, int, int]]:
+    """``too_deep(python_tree(source), source, limit)``: the first expression nested more than ``limit`` levels
+    deep, or None; raises what :func:`python_tree` raises.
+
+    The front end asks twice per text (100 levels: run on a deeper stack?; 3000: refuse the file), and a walk
+    costs as much as a third of Python's parse; when no expression exceeds a depth, none exceeds a larger one,
+    so the second answer is known without a walk.
+    """
+    tree = python_tree(source)
+    if _SHALLOW[0] is not None and limit >= _SHALLOW[0]:
+        return None
+    found = too_deep(tree, source, limit)
+    if found is None and (_SHALLOW[0] is None or limit < _SHALLOW[0]):
+        _SHALLOW[0] = limit
+    return found
 
 
 def forget_tree() -> None:
     """Drop the tree :func:`python_tree` keeps (the front end calls it when an analysis is done)."""
     _LAST_TREE[:] = [None, None]
+    _SHALLOW[0] = None
 
 
 def whole_module_positions(module: cst.Module) -> Any:
@@ -87,14 +108,15 @@ class _Syntactic:
 
     def __exit__(self, *exc: Any) -> None:
         state, raw = self.state, self.state.raw
-        start = raw[self.start_node][0] if self.start_node is not None else self.start
-        end = raw[self.end_node][1] if self.end_node is not None else (state.line, state.column)
-        raw[self.node] = (start, end)
+        start = raw[id(self.start_node)][0] if self.start_node is not None else self.start
+        end = raw[id(self.end_node)][1] if self.end_node is not None else (state.line, state.column)
+        raw[id(self.node)] = (start, end)
 
 
 class _RawState(CodegenState):
     """``PositionProvidingCodegenState`` with the same ranges, kept as ``((line, column), (line, column))``
-    tuples in ``raw`` and without the generated text (the positions are all a lint reads; building a
+    tuples in ``raw`` (keyed by ``id(node)``: libcst's ``__hash__`` is a Python call, and every key is a node of
+    the module the positions hold, alive as long as they are) and without the generated text (the positions are all a lint reads; building a
     ``CodeRange`` per node and keeping every token cost more than libcst's walk itself).  The ranges become
     ``CodeRange`` objects when they are read (:meth:`LazyPositions.__getitem__`)."""
 
@@ -130,8 +152,9 @@ class _RawState(CodegenState):
 
     def after_codegen(self, node: Any) -> None:
         start = self._stack.pop()
-        if node not in self.raw:  # a syntactic position recorded by the node itself wins
-            self.raw[node] = (start, (self.line, self.column))
+        key = id(node)
+        if key not in self.raw:  # a syntactic position recorded by the node itself wins
+            self.raw[key] = (start, (self.line, self.column))
 
     def record_syntactic_position(self, node: Any, *, start_node: Any = None, end_node: Any = None) -> _Syntactic:
         return _Syntactic(self, node, start_node, end_node)
@@ -204,10 +227,11 @@ class LazyPositions(Mapping):
         self._module = module
         self._source = source
         self._computed: dict = {}
-        self._raw: dict = {}  # node -> ((line, column), (line, column)) of the statements computed so far
+        self._raw: dict = {}  # id(node) -> ((line, column), (line, column)) of the statements computed so far
         self._owner: dict[int, int] = {}  # id(node) -> index of its top-level statement
         self._top: Optional[dict[int, int]] = None  # id(top-level statement) -> its index
         self._indexed = 0  # statements whose nodes are in _owner
+        self._header_indexed = False  # the module's own header/footer lines are in _owner
         self._done: set[int] = set()
         self._starts: Optional[list[int]] = None
         self._all = False
@@ -227,7 +251,8 @@ class LazyPositions(Mapping):
         top = self._top.get(key)
         if top is not None:
             return top
-        if not self._owner:
+        if not self._header_indexed:
+            self._header_indexed = True
             self._owner[id(self._module)] = -1
             for part in (self._module.header, self._module.footer):
                 for line in part:
@@ -239,6 +264,21 @@ class LazyPositions(Mapping):
                 self._owner[id(n)] = i
             self._indexed += 1
         return self._owner.get(key)
+
+    def locate_within(self, node: cst.CSTNode, outer: cst.CSTNode) -> None:
+        """Note that ``node`` lies inside ``outer`` (an enclosing ``def``/``class`` the caller knows, e.g. a
+        launch's scope), so that its statement is found without walking the statements before it.
+
+        Only ``node``'s own subtree is indexed, and only when ``outer`` is a top-level statement of this
+        module; otherwise nothing changes and a lookup finds the statement as before.
+        """
+        if self._top is None:
+            self._top = {id(stmt): i for i, stmt in enumerate(self._module.body)}
+        i = self._top.get(id(outer))
+        if i is None or id(node) in self._owner:
+            return
+        for n in _nodes(node):
+            self._owner[id(n)] = i
 
     def _compute(self, i: int) -> None:
         if self._starts is None:
@@ -257,7 +297,7 @@ class LazyPositions(Mapping):
             if r is None:
                 raise KeyError(node)
             return r
-        raw = self._raw.get(node)
+        raw = self._raw.get(id(node))
         if raw is not None:
             r = self._computed[node] = _code_range(raw)
             return r
@@ -270,7 +310,7 @@ class LazyPositions(Mapping):
             self._compute(i)
         if self._all:
             return self._computed[node]
-        r = self._computed[node] = _code_range(self._raw[node])
+        r = self._computed[node] = _code_range(self._raw[id(node)])
         return r
 
     def __iter__(self) -> Iterator[Any]:

@@ -12,18 +12,19 @@ import dataclasses
 import io
 import os
 import re
+import threading
 import tokenize
 from typing import Any, Optional
 
 import libcst as cst
 
 
-from ..deep_stack import MAX_EXPRESSION_DEPTH, too_deep
+from ..deep_stack import MAX_EXPRESSION_DEPTH
 from ..errors import AnalysisError
 from ..files import UnreadableFileError, read_regular_bytes
-from .cst_text import is_cst_node
+from .cst_text import TOKEN_FIELDS, is_cst_node
 from .model import Span
-from .positions import LazyPositions, python_tree, whole_module_positions
+from .positions import LazyPositions, nested_deeper_than, python_tree, whole_module_positions
 
 __all__ = ["is_jit_def", "is_compile_time_def", "iter_nodes", "SourceInfo", "ModuleScan", "ScopeKey", "read_source", "parse", "positions_of", "module_constants",
            "dotted_name"]
@@ -122,7 +123,7 @@ def parse(source: str, file: Optional[str]) -> cst.Module:
     crash libcst's native parser (thousands of nested brackets).
     """
     try:
-        tree = python_tree(source)
+        python_tree(source)
     except (SyntaxError, ValueError) as exc:  # incl. IndentationError, TabError; NUL bytes
         line, column = getattr(exc, "lineno", None), max((getattr(exc, "offset", None) or 1) - 1, 0)
         if line is None and "\0" in source:
@@ -132,13 +133,13 @@ def parse(source: str, file: Optional[str]) -> cst.Module:
         raise AnalysisError(f"invalid syntax: {message}", file, max(line or 1, 1), column) from None
     except (RecursionError, MemoryError):
         raise AnalysisError("code nested too deeply to analyse", file, 1, 0) from None
-    deep = too_deep(tree, source)  # libcst's parser slows down quadratically with nesting
+    deep = nested_deeper_than(source, MAX_EXPRESSION_DEPTH)  # libcst's parser slows down quadratically with nesting
     if deep is not None:
         line, column, depth = deep
         raise AnalysisError(f"expression nested more than {MAX_EXPRESSION_DEPTH} levels deep ({depth}+) is too deep "
                             "to analyse; split it into smaller expressions (e.g. partial sums)", file, line, column)
     try:
-        return cst.parse_module(source)
+        return _parse_unvalidated(source)
     except cst.ParserSyntaxError as exc:
         found = _LIBCST_WHERE.search(exc.message)
         line, column = (int(found.group(1)), int(found.group(2))) if found else (exc.raw_line, exc.raw_column)
@@ -151,16 +152,43 @@ def parse(source: str, file: Optional[str]) -> cst.Module:
         raise AnalysisError(f"cannot parse: {message}", file, 1, 0) from None
 
 
+_PARSING = threading.Lock()
+_PARSER_THREAD: list = [None]  # the thread whose parse skips node validation
+_VALIDATE = cst.CSTNode.__post_init__
+
+
+def _validate_unless_parsing(node: cst.CSTNode) -> None:
+    if threading.get_ident() != _PARSER_THREAD[0]:
+        _VALIDATE(node)  # a node built by hand in another thread meanwhile is checked as always
+
+
+def _parse_unvalidated(source: str) -> cst.Module:
+    """``cst.parse_module(source)`` without libcst's check of each node as it is built.
+
+    Every libcst node checks its fields in ``__post_init__`` (``_validate``), which
+    guards trees built by hand; the native parser builds only trees the grammar
+    accepted, and the checks cost about a fifth of the parse (2 of 9-10 CPU s on
+    fla-core's kernel files; libcst's own comment on ``__post_init__`` suggests moving
+    them out of parsing).  They only raise, never change a node, so the tree is the
+    same.  The check is skipped for this thread while it parses; parses are serialised.
+    """
+    with _PARSING:
+        _PARSER_THREAD[0] = threading.get_ident()
+        cst.CSTNode.__post_init__ = _validate_unless_parsing  # type: ignore[method-assign]
+        try:
+            return cst.parse_module(source)
+        finally:
+            cst.CSTNode.__post_init__ = _VALIDATE  # type: ignore[method-assign]
+            _PARSER_THREAD[0] = None
+
+
 # ----- one pass over the module --------------------------------------------------
 ScopeKey = tuple[cst.CSTNode, ...]
 """The enclosing ``def``/``class`` nodes of a statement, outermost first (``()`` = module)."""
 
 
 # Node fields that never hold anything the scan looks for (whitespace, brackets, tokens).
-_SKIP_FIELDS = frozenset(
-    "lpar rpar leading_lines lines_after_decorators header footer comma semicolon whitespace "
-    "colon equal operator asynchronous default_indent default_newline encoding has_trailing_newline".split()
-)
+_SKIP_FIELDS = TOKEN_FIELDS
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 

@@ -73,43 +73,43 @@ def _none_test(node: cst.Comparison, lookup, is_none) -> Any:
     if is_none is None or len(node.comparisons) != 1:
         return UNKNOWN_STATIC
     c = node.comparisons[0]
-    if not isinstance(c.operator, (cst.Is, cst.IsNot)):
+    if type(c.operator) not in (cst.Is, cst.IsNot):
         return UNKNOWN_STATIC
     left, right = node.left, c.comparator
-    if isinstance(left, cst.Name) and left.value == "None":
+    if type(left) is cst.Name and left.value == "None":
         left, right = right, left
-    if not (isinstance(left, cst.Name) and isinstance(right, cst.Name) and right.value == "None"):
+    if not (type(left) is cst.Name and type(right) is cst.Name and right.value == "None"):
         return UNKNOWN_STATIC
     if lookup(left.value) is not UNKNOWN_STATIC:
         return UNKNOWN_STATIC  # a static value: the general rule decides
     known = is_none(left.value)
     if known is None:
         return UNKNOWN_STATIC
-    return known if isinstance(c.operator, cst.Is) else not known
+    return known if type(c.operator) is cst.Is else not known
 
 
 def _value(node: cst.CSTNode, lookup, is_none=None) -> Any:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         if node.value in ("True", "False", "None"):
             return {"True": True, "False": False, "None": None}[node.value]
         return lookup(node.value)
-    if isinstance(node, cst.Integer):
+    if type(node) is cst.Integer:
         return int(node.value.replace("_", ""), 0)
-    if isinstance(node, cst.SimpleString):  # ``reduction == "none"`` on a string constexpr
+    if type(node) is cst.SimpleString:  # ``reduction == "none"`` on a string constexpr
         value = node.evaluated_value
         return value if isinstance(value, str) else UNKNOWN_STATIC
-    if isinstance(node, cst.UnaryOperation):
+    if type(node) is cst.UnaryOperation:
         x = _value(node.expression, lookup, is_none)
         if x is UNKNOWN_STATIC:
             return x
-        if isinstance(node.operator, cst.Not):
+        if type(node.operator) is cst.Not:
             return not x
-        if isinstance(node.operator, cst.Minus):
+        if type(node.operator) is cst.Minus:
             return -x
         return UNKNOWN_STATIC
-    if isinstance(node, cst.BooleanOperation):
+    if type(node) is cst.BooleanOperation:
         a = _value(node.left, lookup, is_none)
-        is_and = isinstance(node.operator, cst.And)
+        is_and = type(node.operator) is cst.And
         if a is not UNKNOWN_STATIC and (not a if is_and else a):
             return a  # short circuit: ``False and ?`` / ``True or ?``
         b = _value(node.right, lookup, is_none)
@@ -119,7 +119,7 @@ def _value(node: cst.CSTNode, lookup, is_none=None) -> Any:
                 return b
             return UNKNOWN_STATIC
         return b
-    if isinstance(node, cst.Comparison):
+    if type(node) is cst.Comparison:
         decided = _none_test(node, lookup, is_none)
         if decided is not UNKNOWN_STATIC:
             return decided
@@ -133,19 +133,19 @@ def _value(node: cst.CSTNode, lookup, is_none=None) -> Any:
             result = result and fn(left, right)
             left = right
         return bool(result)
-    if isinstance(node, cst.BinaryOperation):
+    if type(node) is cst.BinaryOperation:
         fn = _BIN.get(type(node.operator))
         a = _value(node.left, lookup)
         b = _value(node.right, lookup)
         if fn is None or a is UNKNOWN_STATIC or b is UNKNOWN_STATIC:
             return UNKNOWN_STATIC
         return fn(a, b)
-    if isinstance(node, cst.Call) and len(node.args) == 1 and _callee(node.func) == "constexpr":
+    if type(node) is cst.Call and len(node.args) == 1 and _callee(node.func) == "constexpr":
         return _value(node.args[0].value, lookup)
     return UNKNOWN_STATIC
 
 
 def _callee(func: cst.CSTNode) -> str:
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         return func.attr.value
-    return func.value if isinstance(func, cst.Name) else ""
+    return func.value if type(func) is cst.Name else ""
