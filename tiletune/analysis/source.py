@@ -154,7 +154,7 @@ def parse(source: str, file: Optional[str]) -> cst.Module:
 
 _PARSING = threading.Lock()
 _PARSER_THREAD: list = [None]  # the thread whose parse skips node validation
-_VALIDATE = cst.CSTNode.__post_init__
+_VALIDATE = getattr(cst.CSTNode, "__post_init__", None)  # None: a libcst that validates elsewhere parses plainly
 
 
 def _validate_unless_parsing(node: cst.CSTNode) -> None:
@@ -172,6 +172,8 @@ def _parse_unvalidated(source: str) -> cst.Module:
     them out of parsing).  They only raise, never change a node, so the tree is the
     same.  The check is skipped for this thread while it parses; parses are serialised.
     """
+    if _VALIDATE is None:
+        return cst.parse_module(source)
     with _PARSING:
         _PARSER_THREAD[0] = threading.get_ident()
         cst.CSTNode.__post_init__ = _validate_unless_parsing  # type: ignore[method-assign]
