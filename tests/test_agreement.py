@@ -198,6 +198,32 @@ def test_a_disagreement_no_single_parameter_explains_drops_that_candidate_with_a
     assert tuned.best_config.kwargs != {"BLOCK_A": 32, "BLOCK_B": 32}
 
 
+def test_a_config_wrong_alone_is_dropped_not_taken_for_a_parameter_that_carries_meaning():
+    """Only (32, 32) computes wrong, as a config the compiler miscompiles does (Triton 3.6 on the H100 at
+    BK=128, BV=32, 4 warps of a chunked-attention kernel): against (32, 16) the difference is BLOCK_B alone,
+    but at BLOCK_A=16 BLOCK_B changes nothing, so BLOCK_B carries no meaning and the tune goes on without
+    the wrong config (it raised MeaningError naming BLOCK_B before)."""
+    x = torch.randn(256)
+    y = torch.empty_like(x)
+    configs = [triton.Config({"BLOCK_A": 32, "BLOCK_B": 16}), triton.Config({"BLOCK_A": 32, "BLOCK_B": 32}),
+               triton.Config({"BLOCK_A": 16, "BLOCK_B": 16})]
+    tuned = tiletune.autotune(configs=configs, key=["n"], verify=True)(_racy_when_square)
+    with pytest.warns(TiletuneWarning, match="in every setting tried"):
+        tuned[lambda meta: (triton.cdiv(256, meta["BLOCK_A"]),)](x, y, 256)
+    assert torch.equal(y, x)
+    assert tuned.best_config.kwargs != {"BLOCK_A": 32, "BLOCK_B": 32}
+
+
+def test_witnesses_change_the_warps_then_each_other_parameter():
+    from tiletune.runtime.agreement import witnesses
+
+    config = triton.Config({"BK": 128, "BV": 32, "BT": 1}, num_warps=8, num_stages=2)
+    got = [(w.kwargs, w.num_warps) for w in witnesses(config, "BV")]
+    assert got == [({"BK": 128, "BV": 32, "BT": 1}, 4), ({"BK": 64, "BV": 32, "BT": 1}, 8),
+                   ({"BK": 128, "BV": 32, "BT": 2}, 8)]
+    assert [w.num_warps for w in witnesses(config, "num_warps")] == [8, 8, 8]
+
+
 def test_hand_lists_are_not_checked_by_default():
     x = torch.randn(256)
     y = torch.empty_like(x)

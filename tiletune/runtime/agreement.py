@@ -45,6 +45,10 @@ _SEED = 20261126
 #: Launch options compared one at a time after the kernel's own parameters.
 LAUNCH_OPTIONS = ("num_warps", "num_stages")
 
+#: Other settings in which a suspected parameter's effect is checked before it is said to carry meaning
+#: (:func:`_reproduces`): each costs two runs, on the disagreement path only.
+MAX_WITNESSES = 2
+
 # Norm-wise relative error above which two outputs disagree, by dtype.  fp32 allows for TF32 dots
 # (10-bit mantissa, ~1e-3 on long reductions); fp8 for one ulp (12.5% for e4m3) on some elements.
 _THRESHOLDS = {
@@ -234,13 +238,45 @@ def attribute(ref_config: Any, other_config: Any, run: Callable[[Any], Optional[
         if one is not None:
             d = differs(ref_record, one)
             if d is not None:
+                if not _reproduces(ref_config, name, b, run, differs):
+                    return None  # one config computes wrong (a miscompile, a race), not the parameter
                 return Attribution(name, a, b, d.rel_err)
             continue  # this parameter alone changes nothing
         back = run(with_value(other_config, name, a))
         if back is not None and differs(ref_record, back) is None:
+            if not _reproduces(ref_config, name, b, run, differs):
+                return None
             d = differs(ref_record, other_record)
             return Attribution(name, a, b, d.rel_err if d is not None else math.inf)
     return None
+
+
+def witnesses(config: Any, name: str) -> List[Any]:
+    """Configs like ``config`` in another setting, ``name`` untouched: ``num_warps`` doubled (halved at 8 and
+    above), then each other integer kernel parameter halved (doubled at 1)."""
+    out = []
+    warps = getattr(config, "num_warps", None)
+    if name != "num_warps" and isinstance(warps, int) and warps > 0:
+        out.append(with_value(config, "num_warps", warps * 2 if warps < 8 else warps // 2))
+    for other, value in config.kwargs.items():
+        if other != name and isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            out.append(with_value(config, other, value // 2 if value > 1 else 2))
+    return out
+
+
+def _reproduces(ref_config: Any, name: str, b: Any, run: Callable[[Any], Optional[Any]],
+                differs: Callable[[Any, Any], Optional[Disagreement]]) -> bool:
+    """Whether setting ``name`` to ``b`` changes the output in another setting too (:func:`witnesses`).
+
+    A parameter that carries meaning changes it in every setting; a config the compiler got wrong does
+    not (Triton 3.6 on the H100 computed a chunked-attention kernel wrongly at BK=128, BV=32, 4 warps only:
+    8 warps, or BK=64, agreed with every other BV).  False when some witness pair both ran and agreed;
+    True when every pair that ran disagreed, or none ran (the attribution stands, as before)."""
+    for witness in witnesses(ref_config, name)[:MAX_WITNESSES]:
+        base, changed = run(witness), run(with_value(witness, name, b))
+        if base is not None and changed is not None and differs(base, changed) is None:
+            return False
+    return True
 
 
 class MeaningError(TuningError):

@@ -284,9 +284,9 @@ class _Trial:
                                found.name)
         why = f"outputs differ from [{config_str(ref)}]: {d.why}"
         warnings.warn(f"kernel {t.kernel_name!r}: candidate [{config_str(other)}] computes something else "
-                      f"than [{config_str(ref)}] ({d.why}) and no single parameter explains it; it was dropped. "
-                      "Check the kernel for races or reads of uninitialised memory; verify=False turns this "
-                      "check off", TiletuneWarning, stacklevel=2)
+                      f"than [{config_str(ref)}] ({d.why}) and no single parameter explains it in every setting tried; it "
+                      "was dropped. A config the compiler gets wrong does this, and so do races and reads of "
+                      "uninitialised memory; verify=False turns this check off", TiletuneWarning, stacklevel=2)
         self.drop(i, why)
         return False
 
