@@ -438,9 +438,9 @@ def _fmt(v: Optional[float], digits: int = 2) -> str:
 def _meta(opts: argparse.Namespace) -> dict:
     import platform
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip() or None
-    from gpu_bench_lib import source_digest
+    from gpu_bench_lib import checkout_commit, source_digest
+
+    commit = checkout_commit(ROOT)  # None when the checkout's git metadata does not match its files
 
     return {"date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "argv": sys.argv[1:], "dry_run": opts.dry_run,
             "host": f"{platform.node()} ({os.cpu_count()} cpus)", "commit": commit,

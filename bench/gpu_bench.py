@@ -87,7 +87,6 @@ import os
 import platform
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -167,12 +166,7 @@ class Bench:
     def _meta(self) -> dict:
         import tiletune
 
-        commit = None
-        try:
-            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                    text=True, timeout=10).stdout.strip() or None
-        except Exception:  # noqa: BLE001
-            pass
+        commit = _lib.checkout_commit(ROOT)  # None when the checkout's git metadata does not match its files
         threads = None
         try:
             from tiletune.runtime.parallel_compile import max_workers

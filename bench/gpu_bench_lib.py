@@ -734,5 +734,20 @@ def source_digest(root: Path, rev: Optional[str] = None) -> str:
     return h.hexdigest()[:12]
 
 
+def checkout_commit(root: Path) -> Optional[str]:
+    """The short commit HEAD names, or None when that commit's ``tiletune/`` is not what is on disk (a copy
+    of a working tree whose git metadata is older than its files: the device's copy read an old HEAD)."""
+    import subprocess
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
+                                text=True, timeout=10).stdout.strip() or None
+        if commit is not None and source_digest(root, commit) != source_digest(root):
+            return None
+        return commit
+    except Exception:  # noqa: BLE001 - no git, or a revision it cannot show
+        return None
+
+
 if __name__ == "__main__":
     print(source_digest(ROOT, sys.argv[1] if len(sys.argv) > 1 else None))

@@ -46,3 +46,22 @@ def test_the_final_rounds_move_every_config_through_every_part_of_a_round():
     for k in keys:  # each key once in each sixth of a round
         assert sorted(o.index(k) * 6 // len(keys) for o in orders) == list(range(6))
     assert round_order([], 0, 6) == [] and round_order(["a"], 3, 6) == ["a"]
+
+
+def test_checkout_commit_names_head_only_when_its_files_are_what_ran(tmp_path):
+    """A copy of a working tree whose git metadata is older than its files (the GPU host's copy) must not
+    label its results with the old commit."""
+    import subprocess
+
+    checkout_commit = lib.checkout_commit
+
+    (tmp_path / "tiletune").mkdir()
+    (tmp_path / "tiletune" / "a.py").write_text("x = 1\n")
+    git = lambda *a: subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True, text=True)  # noqa: E731
+    git("init", "-q")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    head = git("rev-parse", "--short", "HEAD").stdout.strip()
+    assert checkout_commit(tmp_path) == head
+    (tmp_path / "tiletune" / "a.py").write_text("x = 2\n")
+    assert checkout_commit(tmp_path) is None
