@@ -55,6 +55,8 @@ def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: l
         need = foot["shared_bytes"]
         text = f"shared memory: {need} <= {t.shared_bytes} B per block"
         b.add(Constraint.within("shared", "capacity", need, t.shared_bytes, text, "shared memory"))
+    if dots and "accumulator_bytes" in foot and NUM_WARPS in b.names and t.registers_per_sm:
+        b.add(_accumulator_rule(foot["accumulator_bytes"], t))
     # The register estimate is no filter: Triton compiles every config it would reject (bench/
     # register_oracle.py: 103 of 103 it rejected compiled for sm_90, 47 of them with spills), so it is a
     # cost (cost.py's spill term); spilling still runs, shared memory over the block's limit does not.
@@ -68,3 +70,25 @@ def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: l
                 check=False, soft=True,
             )
         )
+
+
+#: Registers per thread besides a dot's accumulators (addresses, indices, loop state), as the spill price
+#: counts them (cost.py); ptxas asked for 154 where the accumulators take 128 (256x256 over 16 warps).
+RESERVED_REGISTERS = 32
+
+
+def _accumulator_rule(acc_bytes: Expr, t) -> Constraint:
+    """The dots' accumulators, with :data:`RESERVED_REGISTERS` more per thread, must fit the block's share
+    of the register file (``registers_per_sm``), counted in bytes per block.
+
+    Past that share ptxas refuses: "Insufficient registers (128) to compile instruction" at 256x256 over 16
+    warps (an mma accumulator fragment cannot spill).  Below it, up to the 255-register cap and past it,
+    Triton compiles with spills (256x128 on 4 warps, 256x256 on 4: sm_90, offline), so the cap is left to
+    the spill price.  Checked against ``triton.compile`` for sm_90: the 243 configs of
+    bench/results/register_oracle.json all pass; 256x256 over 8 warps (256 accumulator registers a thread,
+    which compiles with spills) is refused, a config the spill price never ranks anyway."""
+    threads = sym(NUM_WARPS) * t.warp_size
+    need = acc_bytes + threads * (4 * RESERVED_REGISTERS)
+    text = (f"dot accumulators in registers: {acc_bytes} B + {RESERVED_REGISTERS} registers per thread <= "
+            f"the block's share of the register file ({t.registers_per_sm} registers)")
+    return Constraint.within("registers", "capacity", need, 4 * t.registers_per_sm, text, "accumulator registers")
