@@ -8,7 +8,7 @@ does not report them.
 
 from __future__ import annotations
 
-from ...analysis.expr import Expr, const, emax, sym
+from ...analysis.expr import Expr, const, emax, emin, sym
 from ..space import NUM_WARPS
 from .core import Constraint, DotTerm
 from .preds import Pred
@@ -37,7 +37,10 @@ def access_rules(b, a, d: Expr, esize: int, bound) -> None:
 
 
 def dot_rules(b, i: int, m: Expr, n: Expr, k: Expr, adt: str, bdt: str) -> None:
-    """No hard per-dot rule on NVIDIA beyond the analysis' minimum sizes (in the domains)."""
+    """On wgmma targets (sm_90), the accumulator fragment's registers (:func:`_wgmma_fragment_rule`); no other
+    hard per-dot rule beyond the analysis' minimum sizes (in the domains)."""
+    if NUM_WARPS in b.names and (b.target.arch or 0) >= 90 and b.target.registers_per_sm:
+        _wgmma_fragment_rule(b, i, m, n)
 
 
 def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: list[Expr]) -> None:
@@ -55,8 +58,6 @@ def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: l
         need = foot["shared_bytes"]
         text = f"shared memory: {need} <= {t.shared_bytes} B per block"
         b.add(Constraint.within("shared", "capacity", need, t.shared_bytes, text, "shared memory"))
-    if dots and "accumulator_bytes" in foot and NUM_WARPS in b.names and t.registers_per_sm:
-        b.add(_accumulator_rule(foot["accumulator_bytes"], t))
     # The register estimate is no filter: Triton compiles every config it would reject (bench/
     # register_oracle.py: 103 of 103 it rejected compiled for sm_90, 47 of them with spills), so it is a
     # cost (cost.py's spill term); spilling still runs, shared memory over the block's limit does not.
@@ -72,23 +73,27 @@ def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: l
         )
 
 
-#: Registers per thread besides a dot's accumulators (addresses, indices, loop state), as the spill price
-#: counts them (cost.py); ptxas asked for 154 where the accumulators take 128 (256x256 over 16 warps).
-RESERVED_REGISTERS = 32
+#: Registers per thread a wgmma needs beside its accumulator fragment: ptxas asked for 154 ("Try to compile
+#: with register target of 154 or higher") where the m64n256 fragment takes 128.
+WGMMA_EXTRA_REGISTERS = 26
 
 
-def _accumulator_rule(acc_bytes: Expr, t) -> Constraint:
-    """The dots' accumulators, with :data:`RESERVED_REGISTERS` more per thread, must fit the block's share
-    of the register file (``registers_per_sm``), counted in bytes per block.
+def _wgmma_fragment_rule(b, i: int, m: Expr, n: Expr) -> None:
+    """A wgmma's accumulator fragment cannot spill: with :data:`WGMMA_EXTRA_REGISTERS` more it must fit a
+    thread's registers, ``min(max_registers_per_thread, registers_per_sm / threads)`` (hard; sm_90).
 
-    Past that share ptxas refuses: "Insufficient registers (128) to compile instruction" at 256x256 over 16
-    warps (an mma accumulator fragment cannot spill).  Below it, up to the 255-register cap and past it,
-    Triton compiles with spills (256x128 on 4 warps, 256x256 on 4: sm_90, offline), so the cap is left to
-    the spill price.  Checked against ``triton.compile`` for sm_90: the 243 configs of
-    bench/results/register_oracle.json all pass; 256x256 over 8 warps (256 accumulator registers a thread,
-    which compiles with spills) is refused, a config the spill price never ranks anyway."""
-    threads = sym(NUM_WARPS) * t.warp_size
-    need = acc_bytes + threads * (4 * RESERVED_REGISTERS)
-    text = (f"dot accumulators in registers: {acc_bytes} B + {RESERVED_REGISTERS} registers per thread <= "
-            f"the block's share of the register file ({t.registers_per_sm} registers)")
-    return Constraint.within("registers", "capacity", need, 4 * t.registers_per_sm, text, "accumulator registers")
+    Triton 3.6 lays a dot's warps along M first (16 rows a warp, ``warpsPerTileV3``), then along N, and the
+    instruction is m64nN with N = min(256, BLOCK_N / warps along N): a fragment of N / 2 fp32 registers a
+    thread.  Only at 16 warps and more does the fragment outgrow the thread's share: ptxas refuses
+    256x256 over 16 warps ("Insufficient registers (128) to compile instruction"); 256x256 on 4 and 8 warps
+    and 128x256 on 16 compile (sm_90 offline).  Without division: with W warps,
+    ``min(4096 W, n min(16 W, m)) + 2 x 16 x 26 W <= 32 min(255 W, registers_per_sm / 32)``."""
+    t = b.target
+    w = sym(NUM_WARPS)
+    frag_x32 = emin(w * (256 * 16), n * emin(w * 16, m))  # 32 x fragment registers x W
+    need = frag_x32 + w * (32 * WGMMA_EXTRA_REGISTERS)
+    limit = emin(w * (32 * t.max_registers_per_thread), const(t.registers_per_sm))
+    text = (f"tl.dot {i}: a wgmma accumulator fragment (m64 x min(256, {n} / warps along N), fp32) + "
+            f"{WGMMA_EXTRA_REGISTERS} registers must fit a thread's share of the register file")
+    b.add(Constraint(f"wgmma_regs:dot{i}", "capacity",
+                     Pred.any_of(Pred.cmp("<", m, const(64)), Pred.le(need, limit)), text, label="wgmma registers"))
