@@ -39,7 +39,8 @@ def access_rules(b, a, d: Expr, esize: int, bound) -> None:
 def dot_rules(b, i: int, m: Expr, n: Expr, k: Expr, adt: str, bdt: str) -> None:
     """On wgmma targets (sm_90), the accumulator fragment's registers (:func:`_wgmma_fragment_rule`); no other
     hard per-dot rule beyond the analysis' minimum sizes (in the domains)."""
-    if NUM_WARPS in b.names and (b.target.arch or 0) >= 90 and b.target.registers_per_sm:
+    if m is not None and n is not None and NUM_WARPS in b.names and (b.target.arch or 0) >= 90 \
+            and b.target.registers_per_sm:
         _wgmma_fragment_rule(b, i, m, n)
 
 
@@ -95,5 +96,6 @@ def _wgmma_fragment_rule(b, i: int, m: Expr, n: Expr) -> None:
     limit = emin(w * (32 * t.max_registers_per_thread), const(t.registers_per_sm))
     text = (f"tl.dot {i}: a wgmma accumulator fragment (m64 x min(256, {n} / warps along N), fp32) + "
             f"{WGMMA_EXTRA_REGISTERS} registers must fit a thread's share of the register file")
-    b.add(Constraint(f"wgmma_regs:dot{i}", "capacity",
-                     Pred.any_of(Pred.cmp("<", m, const(64)), Pred.le(need, limit)), text, label="wgmma registers"))
+    wgmma = emin(const(1), m // 64)  # 0 below M = 64: Triton uses mma.sync, whose fragments are small
+    b.add(Constraint.within(f"wgmma_regs:dot{i}", "capacity", wgmma * need, limit, text,
+                            "wgmma accumulator fragments", unit="registers per block"))
