@@ -415,25 +415,22 @@ class Autotuner(_TritonAutotuner):
             synthesize_configs=self.synthesize_configs, synthesis=self._synthesis,
             search_breadth=self.search_breadth, seeds=lambda add: warm_seeds(self, problem, add, pg))
 
-    def _fork_ahead(self, session: CompileSession) -> None:
-        """Fork ``session``'s first children, each warming its compiler while this process analyses and
-        synthesises (:meth:`CompileSession.fork_ahead`; a no-op once this process' compiler is warm)."""
-        session.fork_ahead([self.fn], n=None if self.synthesize_configs else len(self.configs))
+    def _fork_ahead(self, session: CompileSession, target: Any = None) -> None:
+        """Fork ``session``'s first children, each warming its compiler for ``target`` (default: Triton's)
+        while this process analyses and synthesises (:meth:`CompileSession.fork_ahead`; a no-op once this
+        process' compiler is warm, under the interpreter, or once the session forked)."""
+        session.fork_ahead([self.fn], target, n=None if self.synthesize_configs else len(self.configs))
 
     def _cold_session(self) -> Optional[CompileSession]:
-        """A compile session forked before Triton's driver, the binding and the analysis exist, when this
-        launch certainly tunes: nothing cached can answer it (no cache file of this kernel, the cache off or
-        bypassed, or ``TILETUNE_ALWAYS_TUNE``).  The children's compiler warm-up (about 0.55 s on the H100
-        host) then overlaps the driver's set-up and the analysis too, not only the synthesis.  None when the
-        cache may answer: the session is forked after the lookup, as a cache hit needs no children."""
+        """A compile session forked before Triton's driver, the binding and the analysis, so the children's
+        compiler warm-up overlaps them; only when nothing cached can answer (no cache file of this kernel,
+        the cache off or bypassed, ``TILETUNE_ALWAYS_TUNE``), else None (a cache hit needs no children)."""
         from .cache import always_tune, may_hold
 
         if self.cache_results and not self._bypass_cache and not always_tune() and may_hold(self.kernel_name):
             return None
         session = CompileSession()
-        if not _bench.interpreting():  # before Triton's driver exists (it builds its launcher utilities first)
-            session.fork_ahead([self.fn], _targets.cuda_target_before_driver(),
-                               n=None if self.synthesize_configs else len(self.configs))
+        self._fork_ahead(session, _targets.cuda_target_before_driver())  # Triton's driver does not exist yet
         return session
 
     def _search(self, args: tuple, kwargs: Dict[str, Any], problem: _Problem, pg: Any,
