@@ -15,6 +15,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from unittest import mock
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
 ROOT = Path(__file__).resolve().parents[2]
@@ -193,16 +194,8 @@ def _step_environment(step, pg):
     if step.get("stale_rank0") and RANK == 0:
         _make_stale(env["TILETUNE_CACHE_DIR"])
     dist.barrier(group=pg)
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
+    with mock.patch.dict(os.environ, env):  # set for the step, restored after
         yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 # ---------------------------------------------------------------- contextual tuning across ranks

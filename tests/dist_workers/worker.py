@@ -13,6 +13,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -102,18 +103,11 @@ def scenario_tune(pg):
         if STEP.get("stale_rank0") and RANK == 0:
             _make_stale(STEP["cache_dirs"][0])
         dist.barrier(group=pg)
-        saved = {k: os.environ.get(k) for k in STEP.get("env", {})}
-        os.environ.update(STEP.get("env", {}))
-        try:
-            out.append(_run_step(STEP, pg))
-        except Exception as exc:
-            out.append({"error": type(exc).__name__, "message": str(exc)})
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+        with mock.patch.dict(os.environ, STEP.get("env", {})):  # set for the step, restored after
+            try:
+                out.append(_run_step(STEP, pg))
+            except Exception as exc:
+                out.append({"error": type(exc).__name__, "message": str(exc)})
     return {"steps": out}
 
 
