@@ -742,9 +742,9 @@ def checkout_commit(root: Path) -> Optional[str]:
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
                                 text=True, timeout=10).stdout.strip() or None
-        if commit is not None and source_digest(root, commit) != source_digest(root):
-            return None
-        return commit
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", "tiletune"],
+                                 cwd=root, capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+        return None if changed else commit
     except Exception:  # noqa: BLE001 - no git, or a revision it cannot show
         return None
 
