@@ -11,6 +11,7 @@ from __future__ import annotations
 from ...analysis.expr import Expr, const, emax, emin, sym
 from ..space import NUM_WARPS
 from .core import Constraint, DotTerm
+from .nvidia_defects import defect_rules
 from .preds import Pred
 
 __all__ = ["access_rules", "dot_rules", "capacity_rules"]
@@ -37,11 +38,14 @@ def access_rules(b, a, d: Expr, esize: int, bound) -> None:
 
 
 def dot_rules(b, i: int, m: Expr, n: Expr, k: Expr, adt: str, bdt: str) -> None:
-    """On wgmma targets (sm_90), the accumulator fragment's registers (:func:`_wgmma_fragment_rule`); no other
-    hard per-dot rule beyond the analysis' minimum sizes (in the domains)."""
+    """On wgmma targets (sm_90), the accumulator fragment's registers (:func:`_wgmma_fragment_rule`) and the
+    known Triton defects (:mod:`.nvidia_defects`); no other hard per-dot rule beyond the analysis' minimum
+    sizes (in the domains)."""
     if m is not None and n is not None and NUM_WARPS in b.names and (b.target.arch or 0) >= 90 \
             and b.target.registers_per_sm:
         _wgmma_fragment_rule(b, i, m, n)
+    if m is not None and n is not None:
+        defect_rules(b, i, m, n, adt, bdt)
 
 
 def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: list[Expr]) -> None:
