@@ -438,7 +438,7 @@ def _fmt(v: Optional[float], digits: int = 2) -> str:
 def _meta(opts: argparse.Namespace) -> dict:
     import platform
 
-    from gpu_bench_lib import checkout_commit, source_digest
+    from gpu_bench_lib import GRAPH_BELOW_MS, checkout_commit, source_digest
 
     commit = checkout_commit(ROOT)  # None when the checkout's git metadata does not match its files
 
@@ -449,7 +449,8 @@ def _meta(opts: argparse.Namespace) -> dict:
                       "nothing launched before the timed first call but the inputs' creation; sides alternate "
                       "which goes first; reference: screening of the hand list, both picks and the exhaustive "
                       f"grid (seeded sample of {opts.grid_sample} where larger), top {opts.retime_top} and both "
-                      f"picks re-timed in {opts.rounds} interleaved rounds (do_bench rep {opts.final_rep_ms} ms), "
+                      f"picks re-timed in {opts.rounds} interleaved rounds (do_bench rep {opts.final_rep_ms} ms; a kernel "
+                      f"under {GRAPH_BELOW_MS * 1e3:.0f} us by do_bench_cudagraph), "
                       "best chosen on even rounds and timed on odd"}
 
 
