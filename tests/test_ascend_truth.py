@@ -120,3 +120,35 @@ def test_a_rejected_shipped_config_is_checked_again_on_another_target():
     total = summary(rows)
     assert total["shipped_rejected_accepted_on_also"] == 1
     assert "- the 2 rejected shipped configs on ascend910_95: accepted **1** (acc-1792)" in markdown(rows, total)
+
+
+def test_explain_names_the_tiles_of_each_ub_rejection():
+    """``explain`` for a rejected Ascend config says which buffer overflowed, by how much, under which rule,
+    and, for the UB, which tiles: the operation whose tiles add up to the need (a data-masked store's
+    read back included), the one tile where one tile is over, the floor's rule where no plan is replayed."""
+    spec = analyze_file(KERNELS).kernel("masked_fill_one_block")
+    dt = {"inp": "fp32", "fill_mask": "int32", "out": "fp32"}
+    line = explain_config(spec, {"BLOCK_SIZE": 32768}, {"N": 1 << 30}, dt, "ascend910b3")[0]
+    assert line.startswith(f"UB overflows by {9 * 32768 - 196608} B ({9 * 32768} B > 196608 B on ascend910b3), "
+                           "at line 22 `select(mask, value, destination read back)")
+    assert "`~fill & in_range` 32768 B + `tl.load(inp + offs, mask=~fill & in_range, other=0)` 131072 B + " \
+           "`destination read back for tl.store(out + offs, keep, ~fill & in_range)` 131072 B" in line
+    assert "DiscreteMaskStoreConversion" in line and "under the rule: UB holds the peak" in line
+    # one tile alone over the UB (a planned kernel): that tile is named
+    rect = analyze_file("tests/data/ascend_ub_patterns.py").kernel("copy_from_start")
+    f32 = {"x_ptr": "fp32", "out_ptr": "fp32"}
+    one = explain_config(rect, {"BLOCK": 65536}, {}, f32, "ascend910b3")
+    assert len(one) == 1 and "`tl.load(x_ptr + offs, mask=offs < N, other=0.0)` 262144 B" in one[0]
+    # no replayed plan (a helper the analysis does not follow): the largest tile, with the floor's rule
+    helper = analyze_file("tests/data/ascend_ub_patterns.py").kernel("row_pow_helper")
+    floor = explain_config(helper, {"BLOCK_R": 64, "BLOCK_C": 1024}, {}, {"x_ptr": "fp16", "y_ptr": "fp16"},
+                           "ascend910b3")
+    assert len(floor) == 1 and "the largest single tile, the plan being unknown" in floor[0]
+    assert "no spilling" in floor[0] and floor[0].startswith("UB overflows by 65536 B")
+    # the cube path: an fp32 accumulator of 256 x 256 over L0C, with the L0C rule and its source
+    dot = analyze_file("tests/data/ascend_ub_patterns.py").kernel("dot_even_or_masked")
+    cube = explain_config(dot, {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 64, "EVEN_K": 1},
+                          {"M": 4096, "N": 4096, "K": 4096}, {"a_ptr": "fp16", "b_ptr": "fp16", "c_ptr": "fp16"},
+                          "ascend910b3")
+    assert cube and cube[0].startswith("L0C overflows by 131072 B (262144 B > 131072 B on ascend910b3) under the rule")
+    assert "InferHIVMMemScope.cpp" in cube[0]

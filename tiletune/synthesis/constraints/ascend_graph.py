@@ -93,6 +93,10 @@ def order_key(n) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2)) if m.group(2) is not None else 9
 
 
+#: What the select a data-masked store becomes reads as (``explain`` quotes it).
+_SELECT_LABEL = ("select(mask, value, destination read back): a store under a mask from loaded data "
+                 "(Triton-Ascend DiscreteMaskStoreConversion)")
+
 #: Node kinds whose tile holds values read from memory: a mask computed from one is never a rectangle.
 _READ_KINDS = ("load", "dot", "reduce", "scan", "atomic")
 
@@ -131,7 +135,7 @@ def discrete_stores(g):
         back, select = f"{n}.0", f"{n}.1"
         out.add_node(back, kind="load", label=f"destination read back for {a.get('label')}", shape=a["shape"],
                      dtype=a.get("dtype"), line=a.get("line"))
-        out.add_node(select, kind="elementwise", label="select(discrete mask, value, destination read back)",
+        out.add_node(select, kind="elementwise", label=_SELECT_LABEL,
                      shape=a["shape"], dtype=a.get("dtype"), line=a.get("line"))
         for p in (mask, value, back):
             if p is not None and p in out:

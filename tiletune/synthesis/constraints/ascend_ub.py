@@ -87,7 +87,7 @@ from ..space import resolve_dtype
 from .ascend_dtypes import dtype_names, eval_dtype, label_dtype, line_dtypes, promoted
 from .ascend_graph import discrete_stores, drop_untaken, merge_common, order_key, side
 
-__all__ = ["ub_bytes", "ub_bounds", "ub_certain", "ub_floor"]
+__all__ = ["ub_bytes", "ub_bounds", "ub_certain", "ub_certain_parts", "ub_floor"]
 
 _DATA_SOURCES = ("load", "dot", "reduce", "scan", "alloc", "atomic")
 _COPIES = ("load", "store", "atomic")
@@ -156,8 +156,16 @@ def ub_certain(spec: KernelSpec, dtypes: dict, stages: Expr, consts: Optional[Ma
     return bounds[0] if bounds is not None else None
 
 
+def ub_certain_parts(spec: KernelSpec, dtypes: dict, stages: Expr,
+                     consts: Optional[Mapping[str, int]] = None) -> Optional[list[tuple[int, str, list[tuple[str, Expr]]]]]:
+    """The sets of tiles the ``certain`` count takes its maximum over, as ``(line, operation's source text,
+    [(tile's source text, bytes)...])``, or None when not modelled: what ``explain`` names."""
+    parts: list = []
+    return parts if ub_bounds(spec, dtypes, stages, consts, parts) is not None else None
+
+
 def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr,
-              consts: Optional[Mapping[str, int]] = None) -> Optional[tuple[Expr, Expr]]:
+              consts: Optional[Mapping[str, int]] = None, parts: Optional[list] = None) -> Optional[tuple[Expr, Expr]]:
     """``(certain, estimated)`` UB bytes of a kernel's vector part, or None when not modelled.
 
     ``estimated`` is the full replayed plan (rules 1-7): every buffer live at
@@ -172,7 +180,8 @@ def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr,
     alone.  A rejection rests on ``certain``; ``estimated`` only ranks.
 
     ``consts`` are the values of constexpr parameters the config fixes (``SPLIT_K=1``): an ``if``
-    on them is decided like one on dtypes (rule 7).
+    on them is decided like one on dtypes (rule 7).  ``parts``, when a list, is filled with the certain
+    sets (:func:`ub_certain_parts`).
     """
     g = spec.graph
     gaps = [x for x in spec.incomplete if not x.startswith("unknown op")]  # unknown ops: nodes of unknown shape
@@ -307,7 +316,11 @@ def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr,
     for _, n, p, _ in widened:
         widens.setdefault(n, set()).add(p)
     certain = _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_index, cube,
-                       hoisted, stages, widens, (own, copies))
+                       hoisted, stages, widens, (own, copies), parts)
+    if parts is not None:  # the tiles of each certain set, named by their source text (ub_certain_parts)
+        named = [(attrs[n].get("line") or 0, attrs[n].get("label") or "", [(attrs[m].get("label") or "", b) for m, b in ps])
+                 for n, ps in parts]
+        parts[:] = named
     return certain, emax(certain, *sums)  # the estimate is never below what is certain
 
 
@@ -358,7 +371,8 @@ def _is_cast(g, n, label: str, dt: dict, dtypes: dict) -> bool:
 
 
 def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_index, cube,
-             hoisted: set, stages: Expr, widens: dict, sized: tuple = ({}, {})) -> Expr:
+             hoisted: set, stages: Expr, widens: dict, sized: tuple = ({}, {}),
+             detail: Optional[list] = None) -> Expr:
     """The ``certain`` side of :func:`ub_bounds`: the largest sum of whole tiles that are live together
     on every compiler path.
 
@@ -379,7 +393,8 @@ def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_inde
     live ranges (the compiler's enable-code-motion, one of its overflow retries), cannot separate an
     operation from its operands.  A narrower value that took a wider buffer in place (rule 2: an int1
     mask in the int32 tile it was compared from) counts at its own width (``sized``: each node's own
-    bytes and each buffer's slots): a plan that does not reuse holds only that.
+    bytes and each buffer's slots): a plan that does not reuse holds only that.  ``detail``, when a
+    list, gets each candidate set as ``(node, [(member node, bytes)...])``: the operation it is at and its tiles.
     """
     own, copies = sized
 
@@ -425,7 +440,9 @@ def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_inde
             elif r in hoisted:
                 slots.setdefault(L, set()).add(r)
     sizes = [spans[index[r]][2] for r in roots if r in whole]
-    seen: set = set()
+    if detail is not None:
+        detail.extend((r, [(r, spans[index[r]][2])]) for r in roots if r in whole)
+    seen: dict = {}
     for n in order:
         if n in cube:
             continue
@@ -446,14 +463,16 @@ def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_inde
             pairs = {(r, narrowest(r, [m for m in grp if root[m] == r])) for r in bufs - around}
             pairs |= {(r, r) for r in around}
             if len(pairs) + len(extra - bufs - around) > 1:
-                seen.add((frozenset(pairs), frozenset(extra - bufs - around)))
+                seen.setdefault((frozenset(pairs), frozenset(extra - bufs - around)), n)
     key = lambda rm: (index[rm[0]], str(rm[1]))  # noqa: E731
     for here, extra in seen:
         if any(here <= h and extra <= x and (here, extra) != (h, x) for h, x in seen):
             continue
-        parts = [size(r, m) for r, m in sorted(here, key=key)]
-        parts += [spans[index[r]][2] * (stages - const(1)) for r in sorted(extra, key=index.get)]
-        sizes.append(total(parts))
+        parts = [(m, size(r, m)) for r, m in sorted(here, key=key)]
+        parts += [(r, spans[index[r]][2] * (stages - const(1))) for r in sorted(extra, key=index.get)]
+        sizes.append(total(b for _, b in parts))
+        if detail is not None:
+            detail.append((seen[(here, extra)], parts))
     return emax(*sizes) if sizes else const(0)
 
 
