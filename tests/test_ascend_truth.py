@@ -152,3 +152,14 @@ def test_explain_names_the_tiles_of_each_ub_rejection():
                           "ascend910b3")
     assert cube and cube[0].startswith("L0C overflows by 131072 B (262144 B > 131072 B on ascend910b3) under the rule")
     assert "InferHIVMMemScope.cpp" in cube[0]
+
+
+def test_explain_says_which_tile_is_counted_with_its_multibuffer_copies(monkeypatch):
+    """On a compiler without the overflow retry (TILETUNE_ASCEND_MULTIBUFFER_RETRY=0) sgl-kernel-npu #477's
+    state tile is counted with its second copy, and the explanation says so."""
+    monkeypatch.setenv("TILETUNE_ASCEND_MULTIBUFFER_RETRY", "0")
+    spec = analyze_file(KERNELS).kernel("state_copy_h_blocks")
+    dt = {"dst_ptr": "fp32", "src_ptr": "fp32", "src_rows": "int32", "dst_rows": "int32"}
+    lines = explain_config(spec, {"H_BLOCK": 2, "BLOCK_V": 128, "BLOCK_K": 128}, {}, dt, "ascend910b3")
+    assert len(lines) == 1 and lines[0].startswith("UB overflows by 65536 B (262144 B > 196608 B on ascend910b3)")
+    assert "`tl.load(src + offs, mask=mask, other=0) (x 2 multibuffer slots)` 262144 B" in lines[0]

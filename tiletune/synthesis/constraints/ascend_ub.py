@@ -318,10 +318,19 @@ def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr,
     certain = _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_index, cube,
                        hoisted, stages, widens, (own, copies), parts)
     if parts is not None:  # the tiles of each certain set, named by their source text (ub_certain_parts)
-        named = [(attrs[n].get("line") or 0, attrs[n].get("label") or "", [(attrs[m].get("label") or "", b) for m, b in ps])
-                 for n, ps in parts]
+        named = [(attrs[n].get("line") or 0, attrs[n].get("label") or "",
+                  [(_tile_name(attrs[m].get("label") or "", c), b) for m, b, c in ps]) for n, ps in parts]
         parts[:] = named
     return certain, emax(certain, *sums)  # the estimate is never below what is certain
+
+
+def _tile_name(label: str, copies: Optional[Expr]) -> str:
+    """A tile's source text, with its multibuffer slots where it has more than one."""
+    if copies is None:
+        return f"{label} (its multibuffered allocation, hoisted before the loop)"
+    if copies.is_const and copies.value == 1:
+        return label
+    return f"{label} (x {copies} multibuffer slots)"
 
 
 def _widened(g, order, attrs, root, shp, dt, dtypes, cube) -> list[tuple[int, str, str, Expr]]:
@@ -394,7 +403,8 @@ def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_inde
     operation from its operands.  A narrower value that took a wider buffer in place (rule 2: an int1
     mask in the int32 tile it was compared from) counts at its own width (``sized``: each node's own
     bytes and each buffer's slots): a plan that does not reuse holds only that.  ``detail``, when a
-    list, gets each candidate set as ``(node, [(member node, bytes)...])``: the operation it is at and its tiles.
+    list, gets each candidate set as ``(node, [(member node, bytes, copies)...])``: the operation it is at and
+    its tiles (``copies`` None for a multibuffered buffer live through the loop as its hoisted allocation).
     """
     own, copies = sized
 
@@ -441,7 +451,7 @@ def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_inde
                 slots.setdefault(L, set()).add(r)
     sizes = [spans[index[r]][2] for r in roots if r in whole]
     if detail is not None:
-        detail.extend((r, [(r, spans[index[r]][2])]) for r in roots if r in whole)
+        detail.extend((r, [(r, spans[index[r]][2], copies.get(r, const(1)))]) for r in roots if r in whole)
     seen: dict = {}
     for n in order:
         if n in cube:
@@ -468,9 +478,9 @@ def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_inde
     for here, extra in seen:
         if any(here <= h and extra <= x and (here, extra) != (h, x) for h, x in seen):
             continue
-        parts = [(m, size(r, m)) for r, m in sorted(here, key=key)]
-        parts += [(r, spans[index[r]][2] * (stages - const(1))) for r in sorted(extra, key=index.get)]
-        sizes.append(total(b for _, b in parts))
+        parts = [(m, size(r, m), copies.get(r, const(1))) for r, m in sorted(here, key=key)]
+        parts += [(r, spans[index[r]][2] * (stages - const(1)), None) for r in sorted(extra, key=index.get)]
+        sizes.append(total(b for _, b, _ in parts))
         if detail is not None:
             detail.append((seen[(here, extra)], parts))
     return emax(*sizes) if sizes else const(0)
