@@ -28,8 +28,10 @@ def test_index_and_mask_tiles_take_no_buffer():
     """masked_fill one block: fill mask (int32 -> int1) and the kept values; offsets and masks are metadata."""
     spec = analyze_file(KERNELS).kernel("masked_fill_one_block")
     b = 32768
-    # the int32 mask load dies at its int1 cast (1-D narrowing: in place), the fp32 values load beside it
-    assert _ub(spec, F32, {"BLOCK_SIZE": b}) == 4 * b + 4 * b + b
+    # the int32 mask load holds its int1 cast in place (1-D narrowing), the fp32 values load beside it, and
+    # the store under `~fill & in_range` (a mask from loaded data) reads its fp32 destination back into UB
+    # (Triton-Ascend's discrete-mask-access-conversion); offsets and `offs < N` take no buffer
+    assert _ub(spec, F32, {"BLOCK_SIZE": b}) == 4 * b + 4 * b + 4 * b + b
     assert spec.footprint.live_bytes.evaluate({"BLOCK_SIZE": b, "esize_fill_mask": 4, "esize_inp": 4}) > 4 * b + 4 * b + b
 
 

@@ -250,3 +250,38 @@ def test_a_load_with_no_use_the_graph_shows_is_not_certain():
     assert check_config(spec, {**cfg, "EVEN_K": 1}, None, None, {}, dt, "ascend910_95") == []
     assert check_config(spec, {**cfg, "BLOCK_N": 512}, None, None, {}, dt, "ascend910_95") == [
         "L0C: needs 524288 B > 262144 B on ascend910_95"]  # the cube limits still reject
+
+
+def test_a_store_under_a_mask_from_loaded_data_reads_its_destination_back():
+    """Triton-Ascend's discrete-mask-access-conversion: a store whose mask is computed from loaded data
+    becomes a load of the whole destination tile, a select and a store, so the destination read back is a
+    UB tile beside the stored value and the mask at the select (certain: 4 + 4 + 1 B per fp32 element)."""
+    spec = analyze_file(KERNELS).kernel("copy_where_flagged")
+    dt = {"x_ptr": "fp32", "flag_ptr": "int32", "out_ptr": "fp32"}
+    for block in (16384, 32768):
+        assert ub_certain(spec, dt, const(1)).evaluate({"BLOCK": block}) == (4 + 4 + 1) * block
+    assert check_config(spec, {"BLOCK": 16384}, None, None, {}, dt, "ascend910b3") == []
+    assert check_config(spec, {"BLOCK": 32768}, None, None, {}, dt, "ascend910b3") == [
+        f"UB: needs {9 * 32768} B > {UB} B on ascend910b3"]
+    # the read back is in the destination's element type: fp16 values and output, 2 + 2 + 1 B
+    half = {"x_ptr": "fp16", "flag_ptr": "int8", "out_ptr": "fp16"}
+    assert ub_certain(spec, half, const(1)).evaluate({"BLOCK": 32768}) == (2 + 2 + 1) * 32768
+    # the same copy under a mask of indices only is a rectangle: nothing is read back, one tile
+    rect = analyze_file(KERNELS).kernel("copy_from_start")
+    f32 = {"x_ptr": "fp32", "out_ptr": "fp32"}
+    assert ub_certain(rect, f32, const(1)).evaluate({"BLOCK": 32768}) == 4 * 32768
+    assert check_config(rect, {"BLOCK": 32768}, None, None, {}, f32, "ascend910b3") == []
+
+
+def test_a_data_masked_store_in_a_loop_counts_its_read_back_each_iteration():
+    """2-D rows in a loop, stored where the loaded value is positive: the select reads the mask (1 B), the
+    stored tile and the destination read back; the loaded tile, dead by then, is not certain beside them."""
+    spec = analyze_file(KERNELS).kernel("rows_clamp_where_positive")
+    dt = {"x_ptr": "fp32", "out_ptr": "fp32"}
+    env = {"BLOCK_R": 8, "BLOCK_C": 2048}
+    assert ub_certain(spec, dt, const(1)).evaluate(env) == (4 + 4 + 1) * 8 * 2048
+    assert check_config(spec, env, None, None, {}, dt, "ascend910b3") == []
+    assert check_config(spec, {"BLOCK_R": 8, "BLOCK_C": 4096}, None, None, {}, dt, "ascend910b3") == [
+        f"UB: needs {9 * 8 * 4096} B > {UB} B on ascend910b3"]
+    lines = explain_config(spec, {"BLOCK_R": 8, "BLOCK_C": 4096}, {}, dt, "ascend910b3")
+    assert lines and lines[0].startswith(f"UB overflows by {9 * 8 * 4096 - UB} B")

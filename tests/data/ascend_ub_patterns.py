@@ -157,3 +157,33 @@ def dot_even_or_masked(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOC
             b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :], mask=(k + rk)[:, None] < K, other=0.0)
         acc += tl.dot(a, b)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+@triton.jit
+def copy_where_flagged(x_ptr, flag_ptr, out_ptr, N, BLOCK: tl.constexpr):
+    """Copy ``x`` where a loaded flag is set: the store's mask is computed from loaded data (a discrete
+    mask), which Triton-Ascend lowers to a read of the whole destination tile, a select and a store."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = offs < N
+    flagged = tl.load(flag_ptr + offs, mask=inside, other=0) != 0
+    x = tl.load(x_ptr + offs, mask=inside, other=0.0)
+    tl.store(out_ptr + offs, x, mask=flagged & inside)
+
+
+@triton.jit
+def copy_from_start(x_ptr, out_ptr, N, START, BLOCK: tl.constexpr):
+    """The same copy under a mask of indices only (a rectangle: stored through the mask, nothing read back)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < N, other=0.0)
+    tl.store(out_ptr + offs, x, mask=(offs >= START) & (offs < N))
+
+
+@triton.jit
+def rows_clamp_where_positive(x_ptr, out_ptr, M, N, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """Rows in a loop, each block stored only where the loaded value is positive (2-D, mask from data)."""
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)[:, None]
+    for start in range(0, N, BLOCK_C):
+        cols = start + tl.arange(0, BLOCK_C)[None, :]
+        inside = (rows < M) & (cols < N)
+        x = tl.load(x_ptr + rows * N + cols, mask=inside, other=0.0)
+        tl.store(out_ptr + rows * N + cols, tl.minimum(x, 1.0), mask=inside & (x > 0))

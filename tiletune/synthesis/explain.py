@@ -163,6 +163,8 @@ def explain_config(spec, kwargs: dict, shapes: dict, dtypes: dict, target) -> li
             continue
         rule = family.capacity_rule(c.name)
         text = f"{c.label} overflows by {need - limit} B ({need} B > {limit} B on {t.name})"
+        detail = family.capacity_detail(c.name, spec, space.dtypes, env, need)
+        text += f", {detail}," if detail else ""
         lines.append(text + (f" under the rule: {rule}" if rule else f": {c.text}"))
     estimate = model.footprint.get("ub_estimate")  # Ascend: the full UB plan, a risk next to the certain count
     certain = fits.get("ub", fits.get("ub:mix"))

@@ -93,6 +93,8 @@ class MemoryOps:
         inputs = [v for v in (p, value, a.get("mask"), a.get("cmp")) if v is not None]
         dtype = pointee or (f"elem:{ptr}" if ptr else value.dtype)
         nid = self.add_node(kind, node, shape, dtype, inputs)
+        mask = a.get("mask")  # which inputs are the value and the mask (the Ascend UB model rewrites a data-masked store)
+        self.graph.nodes[nid].update(value=value.node, mask=mask.node if mask is not None else None)
         self._record_access(kind, nid, node, ptr, shape, block_ptr, cdim, value.dtype, descriptor=p.kind == "desc",
                             pointee=pointee)
         if value.kind == "value" and value.shape:

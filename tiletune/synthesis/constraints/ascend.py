@@ -54,11 +54,12 @@ from ...analysis.expr import NUM_STAGES, Expr, const, emax, sym
 from ...analysis.model import DTYPE_BYTES
 from ..model import Target
 from ..space import MULTIBUFFER
-from .ascend_ub import ub_bounds, ub_floor
+from .ascend_ub import ub_bounds, ub_certain_parts, ub_floor
 from .core import Constraint, DotTerm
 from .preds import Pred
 
-__all__ = ["UB_ESTIMATE", "access_rules", "dot_rules", "capacity_rules", "buffer_stages", "sub_blocks", "RULES", "rule_of"]
+__all__ = ["UB_ESTIMATE", "access_rules", "dot_rules", "capacity_rules", "buffer_stages", "sub_blocks", "RULES", "rule_of",
+           "certain_detail"]
 
 #: The model's footprint entry for the ``estimated`` UB bytes per vector core (the full plan), next to the
 #: ``certain`` bytes the ``ub`` constraint rejects on.
@@ -304,3 +305,25 @@ def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: l
         need = foot["accumulator_bytes"]
         text = f"L0C: accumulators {need} <= {t.l0c_bytes} B per cube core"
         b.add(Constraint.within("l0c", "capacity", need, t.l0c_bytes, text, "L0C"))
+
+
+def certain_detail(spec, dtypes: dict, env: dict, need: int) -> Optional[str]:
+    """The tiles behind a ``ub`` rejection of one config: ``"at line L `op`: tile A N B + tile B M B"``,
+    the operation whose whole tiles (the certain count, :func:`.ascend_ub.ub_certain_parts`) add up to
+    ``need``; where no plan is replayed, the floor's rule (``RULES["ub.floor"]``); None when no set adds
+    up to ``need``."""
+    stages = const(1) if multibuffer_retry() else const(1 + int(env.get(MULTIBUFFER, 0)))
+    consts = {p.name: env[p.name] for p in spec.params
+              if p.constexpr and not p.tiling and isinstance(env.get(p.name), int)}
+    sets = ub_certain_parts(spec, dtypes, stages, consts)
+    if sets is None:
+        return f"counted as the largest single tile, the plan being unknown: {RULES['ub.floor']}"
+    for line, op, tiles in sets:
+        try:
+            sizes = [(name, int(b.evaluate(env))) for name, b in tiles]
+        except KeyError:  # a symbol the config does not fix (an element size left open): no figure
+            continue
+        if sum(b for _, b in sizes) == need:
+            listed = " + ".join(f"`{name}` {b} B" for name, b in sizes)
+            return f"at line {line} `{op}`: {listed}"
+    return None

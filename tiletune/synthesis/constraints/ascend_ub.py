@@ -50,12 +50,19 @@ nodes in trace order) and returns the peak as an expression:
    ``if dtype is tl.int64:`` is decided at compile time for the given pointer
    dtypes and only the taken side is generated (``code_generator.py``
    ``visit_If`` on a constant condition); so is an ``if`` on a constexpr the
-   config fixes (``if SPLIT_K == 1:``, ``consts``: :func:`eval_const_condition`).
+   config fixes (``if SPLIT_K == 1:``, ``consts``: :func:`.ascend_graph.eval_const_condition`).
 
 8. **a tile no node reads is not certain** (only estimated): unused, the
    compiler erases the read-only op that made it (MLIR ``isOpTriviallyDead``);
    used where the graph lost the edge (a name loaded on both sides of an
    ``if``), its memory is unknown (L1 when the use is ``tl.dot``).
+
+9. **a store under a mask from loaded data reads its destination back**: Triton-Ascend's
+   ``discrete-mask-access-conversion`` (the first pass of its TTIR->linalg lowering) turns a store
+   whose mask is not a rectangle into a load of the whole destination tile, a select and a store
+   (:func:`.ascend_graph.discrete_stores`), so the destination tile is a UB buffer beside the value
+   and the mask.  A narrower value that took a wider buffer in place (an int1 mask in its int32
+   tile) counts at its own width in the certain count, and a select's int1 condition is not widened.
 
 Not modelled (left to the analysis' figure by :func:`ub_bytes` returning None):
 kernels the analysis
@@ -70,7 +77,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import operator
 import re
 from pathlib import Path
 from typing import Mapping, Optional
@@ -78,9 +84,10 @@ from typing import Mapping, Optional
 from ...analysis.expr import Expr, ExprParseError, const, emax, esize_symbol, parse_expr, product, total
 from ...analysis.model import DTYPE_BYTES, KernelSpec
 from ..space import resolve_dtype
-from .ascend_dtypes import dtype_names, eval_condition, eval_dtype, label_dtype, line_dtypes, load_sources, promoted
+from .ascend_dtypes import dtype_names, eval_dtype, label_dtype, line_dtypes, promoted
+from .ascend_graph import discrete_stores, drop_untaken, merge_common, order_key, side
 
-__all__ = ["ub_bytes", "ub_bounds", "ub_certain", "ub_floor"]
+__all__ = ["ub_bytes", "ub_bounds", "ub_certain", "ub_certain_parts", "ub_floor"]
 
 _DATA_SOURCES = ("load", "dot", "reduce", "scan", "alloc", "atomic")
 _COPIES = ("load", "store", "atomic")
@@ -117,14 +124,6 @@ def _parse(path: str, mtime_ns: int) -> Optional[ast.Module]:
         return None
 
 
-def _side(line: int, branches) -> Optional[int]:
-    """0 / 1 when ``line`` is in the then / else lines of an ``if``, else None."""
-    for k, (a, b) in enumerate(branches):
-        if a <= line <= b:
-            return k
-    return None
-
-
 def _bytes_of(shape, dtype, dtypes) -> Optional[tuple[Expr, int, Optional[int]]]:
     """(tile bytes, rank, element bytes or None when symbolic) of a graph node."""
     if shape is None:
@@ -157,8 +156,16 @@ def ub_certain(spec: KernelSpec, dtypes: dict, stages: Expr, consts: Optional[Ma
     return bounds[0] if bounds is not None else None
 
 
+def ub_certain_parts(spec: KernelSpec, dtypes: dict, stages: Expr,
+                     consts: Optional[Mapping[str, int]] = None) -> Optional[list[tuple[int, str, list[tuple[str, Expr]]]]]:
+    """The sets of tiles the ``certain`` count takes its maximum over, as ``(line, operation's source text,
+    [(tile's source text, bytes)...])``, or None when not modelled: what ``explain`` names."""
+    parts: list = []
+    return parts if ub_bounds(spec, dtypes, stages, consts, parts) is not None else None
+
+
 def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr,
-              consts: Optional[Mapping[str, int]] = None) -> Optional[tuple[Expr, Expr]]:
+              consts: Optional[Mapping[str, int]] = None, parts: Optional[list] = None) -> Optional[tuple[Expr, Expr]]:
     """``(certain, estimated)`` UB bytes of a kernel's vector part, or None when not modelled.
 
     ``estimated`` is the full replayed plan (rules 1-7): every buffer live at
@@ -173,7 +180,8 @@ def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr,
     alone.  A rejection rests on ``certain``; ``estimated`` only ranks.
 
     ``consts`` are the values of constexpr parameters the config fixes (``SPLIT_K=1``): an ``if``
-    on them is decided like one on dtypes (rule 7).
+    on them is decided like one on dtypes (rule 7).  ``parts``, when a list, is filled with the certain
+    sets (:func:`ub_certain_parts`).
     """
     g = spec.graph
     gaps = [x for x in spec.incomplete if not x.startswith("unknown op")]  # unknown ops: nodes of unknown shape
@@ -183,9 +191,9 @@ def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr,
     if structure is None:
         return None
     loops, ifs, names = structure
-    g = _merge_common(_drop_untaken(g, names, dtypes, consts), loops, ifs)
+    g = discrete_stores(merge_common(drop_untaken(g, names, dtypes, consts), loops, ifs))
     lo, hi = spec.span.line, spec.span.end_line
-    order = sorted((n for n in g.nodes if not str(n).startswith("param:")), key=lambda n: int(str(n)[1:]) if str(n)[1:].isdigit() else 0)
+    order = sorted((n for n in g.nodes if not str(n).startswith("param:")), key=order_key)
     pos = {n: i for i, n in enumerate(order)}
     attrs = g.nodes
     data: dict = {}
@@ -215,6 +223,7 @@ def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr,
         shp[n] = _shape(g, n, attrs[n], shp)
         dt[n] = _dtype(g, n, attrs[n], dt, names, dtypes)
     root: dict = {}  # node -> buffer id (its root node)
+    own: dict = {}  # node -> (its own tile bytes, rank, element bytes, shape), before any reuse
     members: dict = {}  # buffer id -> nodes sharing it
     info: dict = {}  # buffer id -> (bytes, rank, element bytes)
     for n in order:
@@ -230,6 +239,7 @@ def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr,
             return None
         if a["kind"] == "reduce" and "return_indices=True" in (a.get("label") or ""):
             b = (b[0] + _bytes_of(shp[n], "int32", dtypes)[0], b[1], None)  # the index tile beside the values
+        own[n] = (*b, str(shp[n]))
         preds = [p for p in g.predecessors(n) if p in root]
         label = a.get("label") or ""
         target = None
@@ -262,6 +272,7 @@ def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr,
     if not members:
         return const(0), const(0)
     spans = []
+    copies: dict = {}  # buffer id -> slots (1, or `stages` for a multibuffered copy)
     multi: set = set()  # buffers whose GM<->UB copy in a loop takes `stages` slots
     for r, ms in members.items():
         start = pos[r]
@@ -274,15 +285,16 @@ def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr,
         if copied and in_loops(r):
             mult = stages
             multi.add(r)
+        copies[r] = mult
         spans.append((start, max(start, end), info[r][0] * mult))
     # the two sides of an `if` never run together (scf.if results alias both sides' buffers,
     # PlanMemory.cpp UpdateIfOpBufferAlias): a live set holds one side's buffers
-    sides = [[_side(attrs[r].get("line") or 0, br) for br in ifs] for r in members]
+    sides = [[side(attrs[r].get("line") or 0, br) for br in ifs] for r in members]
     sums: list[Expr] = []
     seen: set = set()
     sets = []
     for t in range(len(order)):
-        here = [_side(attrs[order[t]].get("line") or 0, br) for br in ifs]
+        here = [side(attrs[order[t]].get("line") or 0, br) for br in ifs]
         live = [i for i, (s0, e, _) in enumerate(spans) if s0 <= t <= e
                 and not any(h is not None and sides[i][k] is not None and sides[i][k] != h for k, h in enumerate(here))]
         for one in _one_side_each(live, sides, len(ifs)):
@@ -304,8 +316,21 @@ def ub_bounds(spec: KernelSpec, dtypes: dict, stages: Expr,
     for _, n, p, _ in widened:
         widens.setdefault(n, set()).add(p)
     certain = _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_index, cube,
-                       hoisted, stages, widens)
+                       hoisted, stages, widens, (own, copies), parts)
+    if parts is not None:  # the tiles of each certain set, named by their source text (ub_certain_parts)
+        named = [(attrs[n].get("line") or 0, attrs[n].get("label") or "",
+                  [(_tile_name(attrs[m].get("label") or "", c), b) for m, b, c in ps]) for n, ps in parts]
+        parts[:] = named
     return certain, emax(certain, *sums)  # the estimate is never below what is certain
+
+
+def _tile_name(label: str, copies: Optional[Expr]) -> str:
+    """A tile's source text, with its multibuffer slots where it has more than one."""
+    if copies is None:
+        return f"{label} (its multibuffered allocation, hoisted before the loop)"
+    if copies.is_const and copies.value == 1:
+        return label
+    return f"{label} (x {copies} multibuffer slots)"
 
 
 def _widened(g, order, attrs, root, shp, dt, dtypes, cube) -> list[tuple[int, str, str, Expr]]:
@@ -321,9 +346,12 @@ def _widened(g, order, attrs, root, shp, dt, dtypes, cube) -> list[tuple[int, st
         wide = _bytes_of(shp[n], dt[n], dtypes)
         if wide is None or wide[2] is None:
             continue
+        select = (a.get("label") or "").startswith(("tl.where(", "where(", "select("))
         for p in g.predecessors(n):
             if p not in root or not shp.get(p):
                 continue
+            if select and resolve_dtype(dt.get(p), dtypes) == "int1":
+                continue  # a select reads its condition as it is (semantic.where casts only the two values)
             narrow = _bytes_of(shp[p], dt[p], dtypes)
             if narrow is None or narrow[2] is None or narrow[2] >= wide[2]:
                 continue
@@ -352,7 +380,8 @@ def _is_cast(g, n, label: str, dt: dict, dtypes: dict) -> bool:
 
 
 def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_index, cube,
-             hoisted: set, stages: Expr, widens: dict) -> Expr:
+             hoisted: set, stages: Expr, widens: dict, sized: tuple = ({}, {}),
+             detail: Optional[list] = None) -> Expr:
     """The ``certain`` side of :func:`ub_bounds`: the largest sum of whole tiles that are live together
     on every compiler path.
 
@@ -371,8 +400,40 @@ def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_inde
     Each tile counts its elements only (no 32-byte padding, no instruction scratch); a per-row vector
     counts only where it is an operand or carried, never for living beside others; code motion, which could shorten other
     live ranges (the compiler's enable-code-motion, one of its overflow retries), cannot separate an
-    operation from its operands.
+    operation from its operands.  A narrower value that took a wider buffer in place (rule 2: an int1
+    mask in the int32 tile it was compared from) counts at its own width (``sized``: each node's own
+    bytes and each buffer's slots): a plan that does not reuse holds only that.  ``detail``, when a
+    list, gets each candidate set as ``(node, [(member node, bytes, copies)...])``: the operation it is at and
+    its tiles (``copies`` None for a multibuffered buffer live through the loop as its hoisted allocation).
     """
+    own, copies = sized
+
+    users: dict = {}
+    for m in order:
+        if m in root:
+            users.setdefault(root[m], set()).update(s for s in g.successors(m) if s in pos)
+
+    def dies_at(p, n) -> bool:
+        """Whether operand ``p``'s buffer has no use after ``n``."""
+        return all(pos[s] <= pos[n] for s in users.get(root[p], ()))
+
+    def _hosts(op, res) -> bool:
+        """Whether an operand's tile could hold the result in place (same shape, an element as wide)."""
+        return (op is not None and res is not None and op[3] == res[3] and op[2] is not None
+                and res[2] is not None and op[2] >= res[2])
+
+    def narrowest(r, ms) -> object:
+        """The member of buffer ``r`` whose size counts at an operation that touches ``ms``: the buffer
+        itself unless every one of them is narrower than it."""
+        rw = own.get(r, (None, None, None))[2]
+        widths = [own.get(m, (None, None, None))[2] for m in ms]
+        if rw is None or any(w is None or w >= rw for w in widths):
+            return r
+        return max(ms, key=lambda m: own[m][2])
+
+    def size(r, m) -> Expr:
+        return spans[index[r]][2] if m == r else own[m][0] * copies.get(r, const(1))
+
     index = {r: i for i, r in enumerate(roots)}
     # a buffer no node reads (no use the graph shows) is not certain: unused, the compiler erases the
     # read-only op that made it (MLIR isOpTriviallyDead); used where the graph lost the edge (a name
@@ -389,31 +450,39 @@ def _certain(g, order, pos, root, roots, spans, in_loops, first_index, last_inde
             elif r in hoisted:
                 slots.setdefault(L, set()).add(r)
     sizes = [spans[index[r]][2] for r in roots if r in whole]
-    seen: set = set()
+    if detail is not None:
+        detail.extend((r, [(r, spans[index[r]][2], copies.get(r, const(1)))]) for r in roots if r in whole)
+    seen: dict = {}
     for n in order:
         if n in cube:
             continue
         wide = widens.get(n, set())
-        here = {root[p] for p in g.predecessors(n) if p in root and p not in wide}
-        if n in root and (not wide or root[n] in here):
-            here.add(root[n])
-        groups = [here] + [{root[p]} for p in sorted(wide, key=str)]
+        touched = [p for p in g.predecessors(n) if p in root and p not in wide]
+        in_place = n in root and root[n] in {root[p] for p in touched}
+        if n in root and (not wide or in_place):
+            if not (in_place and any(_hosts(own.get(p), own.get(n)) and dies_at(p, n) for p in touched)):
+                touched.append(n)  # else the result may take the buffer of a dying operand as wide (rule 2)
+        groups = [touched] + [[p] for p in sorted(wide, key=str)]
         around: set = set()
         extra: set = set()
         for L in in_loops(n):
             around |= carried.get(L, set())
             extra |= slots.get(L, set())
         for grp in groups:
-            grp = (grp & whole) | around
-            if len(grp) + len(extra - grp) > 1:
-                seen.add((frozenset(grp), frozenset(extra - grp)))
-    key = lambda r: index[r]  # noqa: E731
+            bufs = {root[m] for m in grp} & whole
+            pairs = {(r, narrowest(r, [m for m in grp if root[m] == r])) for r in bufs - around}
+            pairs |= {(r, r) for r in around}
+            if len(pairs) + len(extra - bufs - around) > 1:
+                seen.setdefault((frozenset(pairs), frozenset(extra - bufs - around)), n)
+    key = lambda rm: (index[rm[0]], str(rm[1]))  # noqa: E731
     for here, extra in seen:
         if any(here <= h and extra <= x and (here, extra) != (h, x) for h, x in seen):
             continue
-        parts = [spans[index[r]][2] for r in sorted(here, key=key)]
-        parts += [spans[index[r]][2] * (stages - const(1)) for r in sorted(extra, key=key)]
-        sizes.append(total(parts))
+        parts = [(m, size(r, m), copies.get(r, const(1))) for r, m in sorted(here, key=key)]
+        parts += [(r, spans[index[r]][2] * (stages - const(1)), None) for r in sorted(extra, key=index.get)]
+        sizes.append(total(b for _, b, _ in parts))
+        if detail is not None:
+            detail.append((seen[(here, extra)], parts))
     return emax(*sizes) if sizes else const(0)
 
 
@@ -450,9 +519,10 @@ def ub_floor(spec: KernelSpec, dtypes: dict, stages: Expr, consts: Optional[Mapp
     structure = _structure(spec)
     loops, names = (structure[0], structure[2]) if structure is not None else ([], ({}, {}, [], None))
     if structure is not None:
-        g = _drop_untaken(g, names, dtypes, consts)
+        g = drop_untaken(g, names, dtypes, consts)
+    g = discrete_stores(g)
     order = sorted((n for n in g.nodes if not str(n).startswith("param:")),
-                   key=lambda n: int(str(n)[1:]) if str(n)[1:].isdigit() else 0)
+                   key=order_key)
     attrs = g.nodes
     cube = _cube_nodes(g, order, attrs)
     data: dict = {}
@@ -492,97 +562,6 @@ def _load_floor(spec: KernelSpec, dtypes: dict, stages: Expr) -> Optional[Expr]:
     if not sizes:
         return None
     return emax(*sizes)
-
-
-def _drop_untaken(g, names: tuple, dtypes: dict, consts: Optional[Mapping[str, int]] = None):
-    """The graph without the nodes of an ``if`` side Triton does not generate (rule 7), as a copy.
-
-    A test that compares dtypes (``if a.dtype != b.dtype:``, ``if dtype is tl.int64:``) is a
-    compile-time constant for given pointer dtypes; a dropped node's uses read its operands
-    instead (the name keeps the value it had before the ``if``).
-    """
-    _, _, tests, fn = names
-    pointers = set(dtypes)
-    dead: list[tuple[int, int]] = []
-    for test, then, other in tests:
-        taken = eval_condition(test, names[0], dtypes, load_sources(fn, pointers, test.lineno))
-        if taken is None and consts:
-            taken = eval_const_condition(test, consts)
-        if taken is not None:
-            dead.append(other if taken else then)
-    drop = [n for n in g.nodes if any(a <= (g.nodes[n].get("line") or 0) <= b for a, b in dead)
-            and not str(n).startswith("param:")]
-    if not drop:
-        return g
-    out = g.copy()
-    for n in drop:
-        for s in list(out.successors(n)):
-            if out.nodes[s]["kind"] in ("elementwise", "reduce", "other"):
-                out.nodes[s]["dtype"] = None  # typed from the dropped value: re-derived from its operands
-            for p in list(out.predecessors(n)):
-                out.add_edge(p, s)
-        out.remove_node(n)
-    return out
-
-
-_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-            ast.Gt: operator.gt, ast.GtE: operator.ge}
-
-
-def eval_const_condition(test: ast.expr, consts: Mapping[str, int]) -> Optional[bool]:
-    """An ``if`` test on constexpr parameters whose values are known (``SPLIT_K == 1``, ``EVEN_K``,
-    ``not HAS_BIAS``), folded as Triton folds a constexpr condition (only the taken side is generated:
-    ``code_generator.py`` ``visit_If``); None when the test reads anything else."""
-    def value(e: ast.expr) -> Optional[int]:
-        if isinstance(e, ast.Constant) and isinstance(e.value, (bool, int)):
-            return int(e.value)
-        if isinstance(e, ast.Name) and e.id in consts:
-            return int(consts[e.id])
-        return None
-
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = eval_const_condition(test.operand, consts)
-        return None if inner is None else not inner
-    if isinstance(test, ast.Compare):
-        if len(test.ops) != 1 or type(test.ops[0]) not in _COMPARE:
-            return None
-        a, b = value(test.left), value(test.comparators[0])
-        return None if a is None or b is None else bool(_COMPARE[type(test.ops[0])](a, b))
-    v = value(test)
-    return None if v is None else bool(v)
-
-
-def _merge_common(g, loops, ifs):
-    """The graph with common subexpressions merged (rule 6), as a copy; ``g`` itself is unchanged.
-
-    Two elementwise/view nodes with the same source text, the same (merged) operands, shape and
-    type, in the same loops and on the same side of every ``if``, are one value.
-    """
-    order = sorted((n for n in g.nodes if not str(n).startswith("param:")),
-                   key=lambda n: int(str(n)[1:]) if str(n)[1:].isdigit() else 0)
-    rep: dict = {}
-    seen: dict = {}
-    for n in order:
-        a = g.nodes[n]
-        label = a.get("label") or ""
-        line = a.get("line") or 0
-        if a["kind"] not in ("elementwise", "other") or not label or label.endswith("...") or a.get("shape") is None:
-            continue
-        where = (tuple(L for L in loops if L[0] <= line <= L[1]), tuple(_side(line, br) for br in ifs))
-        key = (a["kind"], label, tuple(sorted(str(rep.get(p, p)) for p in g.predecessors(n))),
-               str(a.get("shape")), str(a.get("dtype")), where)
-        if key in seen:
-            rep[n] = seen[key]
-        else:
-            seen[key] = n
-    if not rep:
-        return g
-    out = g.copy()
-    for dup, keep in rep.items():
-        for succ in list(out.successors(dup)):
-            out.add_edge(keep, succ)
-        out.remove_node(dup)
-    return out
 
 
 def _is_data(a: dict, preds_data: list) -> bool:

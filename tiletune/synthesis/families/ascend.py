@@ -97,5 +97,12 @@ class AscendFamily(ChipFamily):
         """The BiShengIR rule with its source (:func:`~tiletune.synthesis.constraints.ascend.rule_of`)."""
         return rules.rule_of(constraint_name)
 
+    def capacity_detail(self, constraint_name: str, spec, dtypes: dict, env: dict, need: int) -> Optional[str]:
+        """For a ``ub`` overflow: the operation and the tiles that make up ``need``
+        (:func:`~tiletune.synthesis.constraints.ascend.certain_detail`); None for the other buffers."""
+        if constraint_name != "ub":
+            return None
+        return rules.certain_detail(spec, dtypes, env, need)
+
 
 ASCEND = AscendFamily()

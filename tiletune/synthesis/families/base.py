@@ -122,3 +122,7 @@ class ChipFamily:
     def capacity_rule(self, constraint_name: str) -> Optional[str]:
         """The documented rule (with its source) behind a capacity constraint, or None."""
         raise self._missing("capacity_rule")
+
+    def capacity_detail(self, constraint_name: str, spec, dtypes: dict, env: dict, need: int) -> Optional[str]:
+        """What makes up a broken capacity constraint's ``need`` bytes for one config (which tiles), or None."""
+        return None
