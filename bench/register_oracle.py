@@ -124,7 +124,9 @@ def model_side(pair: Dict[str, Any]) -> Dict[str, Any]:
     jit = _jit_of(kernel)
     spec = analyze_kernel(kernel)
     args = problem.make_args(pair["shape"], device="meta")
-    shapes = synthesis_shapes(spec.name, required_shapes(spec), args)
+    from tiletune.synthesis.alignment import alignment_shapes
+
+    shapes = {**alignment_shapes(spec, args), **synthesis_shapes(spec.name, required_shapes(spec), args)}
     shapes.update(launch_grid_shapes(problem, args, [p.name for p in spec.tiling_params]))
     dtypes = tensor_dtypes(list(jit.arg_names), args)
     fixed = {p.name: args[p.name] for p in spec.tiling_params if p.name in args} or None
@@ -395,6 +397,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--workers", type=int, default=2, help="compile threads")
     ap.add_argument("--kernels", nargs="*", default=None, help="only these kernels of PROBLEMS")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    ap.add_argument("--reuse", type=Path, default=None,
+                    help="a previous run's JSON: its configs are compiled again (same problem and config: its "
+                         "Triton result is reused, no compile), besides this run's sample")
+    ap.add_argument("--reuse-only", action="store_true",
+                    help="with --reuse: compile nothing, count only the configs the previous run compiled")
     ap.add_argument("--render", type=Path, default=None,
                     help="re-count and re-write the report from this script's JSON (no compiles)")
     opts = ap.parse_args(argv)
@@ -407,7 +414,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     import triton
 
     problems = [model_side(p) for p in PROBLEMS if not opts.kernels or p["kernel"] in opts.kernels]
-    jobs = [(p, r) for p in problems for r in p["rows"] if r["compiled"]]
+    done = _previous(opts.reuse) if opts.reuse is not None else {}
+    for p in problems:
+        for r in p["rows"]:
+            old = done.get((_name(p["pair"]), _cfg_label(r)))
+            if old is not None:
+                r["compiled"] = r["sampled"] = True
+                r["triton"] = old
+    if opts.reuse_only:
+        for p in problems:
+            for r in p["rows"]:
+                r["compiled"] = r["compiled"] and "triton" in r
+    jobs = [(p, r) for p in problems for r in p["rows"] if r["compiled"] and "triton" not in r]
     # the cheapest first in the log; results land in job order either way
     results = compile_all([r["job"] for _, r in jobs], opts.workers)
     for (_, r), t in zip(jobs, results):
@@ -419,6 +437,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     res = {"target": TARGET, "arch": ARCH, "triton": triton.__version__, "problems": problems,
            "summary": summarise(problems)}
     return _write(res, opts.out)
+
+
+def _previous(path: Path) -> Dict[Any, Dict[str, Any]]:
+    """(problem, config label) -> Triton's result, for every config compiled in a previous run's JSON."""
+    res = json.loads(path.read_text())
+    out = {}
+    for p in res["problems"]:
+        for r in p["rows"]:
+            if r.get("compiled") and r.get("triton", {}).get("ok") is not None:
+                out[(_name(p["pair"]), _cfg_label(r))] = r["triton"]
+    return out
 
 
 def _write(res: Dict[str, Any], out: Path) -> int:

@@ -266,6 +266,7 @@ class CandidatesStage:
             ) from error
         try:
             from tiletune.synthesis import required_shapes
+            from tiletune.synthesis.alignment import alignment_shapes
             from tiletune.synthesis.request import RequestError, synthesis_request
         except ImportError as exc:
             raise TuningError(
@@ -278,7 +279,8 @@ class CandidatesStage:
                 f"kernel {self.kernel_name!r}: {', '.join(map(repr, clash))} is passed at launch and listed in "
                 "hints; remove it from the launch to search it, or from hints to keep the launch's value"
             )
-        shapes = synthesis_shapes(self.kernel_name, required_shapes(spec), bound)
+        # the strides and extents that decide which loads Triton pipelines (shared memory per load)
+        shapes = {**alignment_shapes(spec, bound), **synthesis_shapes(self.kernel_name, required_shapes(spec), bound)}
         from .grid_axes import grid_axis_shapes
 
         target = self.target()

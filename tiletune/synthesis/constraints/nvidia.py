@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ...analysis.expr import Expr, const, emax, emin, sym
 from ..space import NUM_WARPS
-from .core import Constraint, DotTerm
+from .core import PIPELINED_SHARED, Constraint, DotTerm
 from .preds import Pred
 
 __all__ = ["access_rules", "dot_rules", "capacity_rules"]
@@ -52,7 +52,11 @@ def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: l
         # Registers hold the live tiles except what is staged in shared memory
         # (pipelined tl.dot operands); never less than the accumulators.
         if dots and "shared_bytes" in foot:
-            foot["register_bytes"] = emax(foot["live_bytes"] - foot["shared_bytes"], foot.get("accumulator_bytes", const(0)))
+            # the live estimate counts every loop load num_stages times; what the pipeliner stages is taken out,
+            # counted as if every operand load were pipelined (an unpipelined one holds its single copy in
+            # registers and its one shared buffer besides: the estimate stays what it was fitted as)
+            staged = foot.pop(PIPELINED_SHARED, foot["shared_bytes"])
+            foot["register_bytes"] = emax(foot["live_bytes"] - staged, foot.get("accumulator_bytes", const(0)))
         else:
             foot["register_bytes"] = foot["live_bytes"]
     if "shared_bytes" in foot and t.shared_bytes:
