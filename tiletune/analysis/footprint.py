@@ -31,7 +31,7 @@ from .model import Footprint, KernelSpec
 from .shapes import Trace
 from .values import collect, dtype_size, shape_bytes
 
-__all__ = ["compute_footprint", "shared_bytes", "pipelined", "assume_aligned"]
+__all__ = ["compute_footprint", "shared_bytes", "pipelined", "assume_aligned", "unstaged_bytes"]
 
 
 def compute_footprint(spec: KernelSpec, trace: Trace) -> Footprint:
@@ -55,6 +55,7 @@ def compute_footprint(spec: KernelSpec, trace: Trace) -> Footprint:
         shared_bytes=shared_bytes(trace),
         dot_operand_bytes=total(operands.values()),
         accumulator_bytes=total(accs.values()),
+        unstaged_bytes=unstaged_bytes(trace),
     )
 
 
@@ -127,6 +128,29 @@ def assume_aligned(expr: Expr) -> dict[str, int]:
     """``align16_<param>`` = 1 for every such symbol of ``expr``: every launch integer a multiple of 16 (what
     synthesis assumes when the launch's integers are unknown; :mod:`tiletune.synthesis.alignment`)."""
     return {s: 1 for s in expr.symbols() if s.startswith(ALIGN16_PREFIX)}
+
+
+def unstaged_bytes(trace: Trace) -> Expr:
+    """Bytes per loop iteration of the ``tl.dot`` operand loads Triton does not pipeline (:func:`pipelined` is
+    0): their latency is paid every iteration whatever ``num_stages`` is (the cost model's term)."""
+    loads = {a.node: a for a in trace.accesses if a.kind == "load"}
+    out: dict[tuple, Expr] = {}
+    for d in trace.dots:
+        v3 = mma_v3(d)
+        for which, v in (("a", d.a), ("b", d.b)):
+            alts: list[Expr] = []
+            for ln in sorted(v.direct):
+                acc = loads.get(ln)
+                b = shape_bytes(acc.shape, acc.dtype) if acc is not None else None
+                if b is None or not (acc.in_loop and d.in_loop and acc.loop == d.loop):
+                    continue
+                k_dim = (1 if which == "a" else 0) if acc.shape is not None and len(acc.shape) == 2 and v.node in loads else None
+                piped = pipelined(acc, v3, k_dim)
+                if piped != const(1):
+                    alts.append(b * (1 - piped))
+            if alts:
+                out.setdefault(tuple(sorted(v.direct)), emax(*alts) if len(alts) > 1 else alts[0])
+    return collect(total(out.values())) if out else const(0)
 
 
 def shared_bytes(trace: Trace) -> Expr:

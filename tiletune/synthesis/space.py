@@ -238,7 +238,7 @@ def _spec_exprs(spec: KernelSpec, with_grid: bool = True) -> list[Expr]:
                 out.append(e)
     fp = spec.footprint
     if fp is not None:
-        out.extend([fp.live_bytes, fp.shared_bytes, fp.dot_operand_bytes, fp.accumulator_bytes])
+        out.extend([fp.live_bytes, fp.shared_bytes, fp.dot_operand_bytes, fp.accumulator_bytes, fp.unstaged_bytes])
     return out
 
 

@@ -237,7 +237,9 @@ def _footprint(b: Builder) -> dict[str, Expr]:
         if b.strict:
             b.notes.append("the analysis gave no footprint; capacity constraints are left out")
         return foot
-    for key in ("live_bytes", "shared_bytes", "dot_operand_bytes", "accumulator_bytes"):
+    for key in ("live_bytes", "shared_bytes", "dot_operand_bytes", "accumulator_bytes", "unstaged_bytes"):
+        if key == "unstaged_bytes" and fp.unstaged_bytes.is_const:
+            continue  # every operand load pipelined: no term
         e = b.bind(getattr(fp, key))
         if e is not None:
             foot[key] = e
