@@ -67,6 +67,10 @@ PROBLEMS: List[Dict[str, Any]] = [
     {"kernel": "batched_matmul", "source": "fixture", "shape": {"B": 5, "M": 1000, "N": 1024, "K": 256}},
     # and the plain matmul at block_ptr_matmul's unaligned sizes: the alignment decides, not the kernel's form
     {"kernel": "matmul", "source": "fixture", "shape": {"M": 200, "N": 3000, "K": 1500}},
+    # issue 25: odd strides decide which loads Triton pipelines (one shared buffer for an unpipelined operand):
+    # a skinny matmul whose B row stride (N=5000) is odd and A's is not, and a kernel without dots
+    {"kernel": "matmul", "source": "fixture", "shape": {"M": 96, "N": 5000, "K": 4096}},
+    {"kernel": "layer_norm", "source": "fixture", "shape": {"M": 4096, "N": 1151}},
 ]
 
 
@@ -309,6 +313,13 @@ def summarise(problems: List[Dict[str, Any]]) -> Dict[str, Any]:
         key = (f"{'priced' if spill_files(r) > _free() else 'free'} / "
                f"{'spills' if r['triton'].get('stack', 0) > 0 else 'no spill'}")
         out["spill_price"][key] += 1
+    # the shared-memory count itself: the model's figure against the compiler's, config by config
+    shared = {"equal": 0, "model over": 0, "model under": 0}
+    for r in ok:
+        model, got = r.get("footprint", {}).get("shared_bytes"), r["triton"].get("shared")
+        if model is not None and got is not None:
+            shared["equal" if model == got else "model over" if model > got else "model under"] += 1
+    out["shared_count"] = shared
     return out
 
 
@@ -349,6 +360,8 @@ def to_markdown(res: Dict[str, Any]) -> str:
              f"alone need > {ACC_REGS_MAX} registers per thread; not sampled: {s['not_sampled']}, at most "
              f"{PER_VERDICT} configs per kernel and model verdict are compiled); spilled (stack frame > 0): "
              f"{s['spilled']}",
+             "- shared bytes, the model's count against the compiler's (compiled configs): "
+             + ", ".join(f"{k}: {v}" for k, v in s.get("shared_count", {}).items()),
              f"- rejected by the register estimate: {s['register_rejects']}, of which Triton spills "
              f"{s['register_rejects_spilling']} (all of them compile); spilling configs the estimate let through: "
              f"{s['spilling_kept_by_register_filter']}",

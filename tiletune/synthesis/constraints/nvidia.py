@@ -56,7 +56,9 @@ def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: l
             # counted as if every operand load were pipelined (an unpipelined one holds its single copy in
             # registers and its one shared buffer besides: the estimate stays what it was fitted as)
             staged = foot.pop(PIPELINED_SHARED, foot["shared_bytes"])
-            foot["register_bytes"] = emax(foot["live_bytes"] - staged, foot.get("accumulator_bytes", const(0)))
+            # an operand load Triton does not pipeline is loaded into registers before its shared buffer
+            unstaged = foot.get("unstaged_bytes", const(0)) * UNSTAGED_REGISTERS
+            foot["register_bytes"] = emax(foot["live_bytes"] - staged + unstaged, foot.get("accumulator_bytes", const(0)))
         else:
             foot["register_bytes"] = foot["live_bytes"]
     if "shared_bytes" in foot and t.shared_bytes:
@@ -77,6 +79,10 @@ def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: l
             )
         )
 
+
+#: Copies of an unpipelined operand tile the register estimate adds (it is loaded into registers, then stored
+#: to its one shared buffer; a pipelined one goes global -> shared by cp.async)
+UNSTAGED_REGISTERS = 1
 
 #: Registers per thread a wgmma needs beside its accumulator fragment: ptxas asked for 154 ("Try to compile
 #: with register target of 154 or higher") where the m64n256 fragment takes 128.
