@@ -34,13 +34,20 @@ def alignment_params(exprs: Iterable) -> list[str]:
     return sorted(names)
 
 
-def bind_alignment(names: Iterable[str], known: Mapping[str, int], kernel: str) -> tuple[dict[str, int], list[str]]:
+def bind_alignment(names: Iterable[str], known: Mapping[str, int], kernel: str,
+                   constants: Iterable[str] = ()) -> tuple[dict[str, int], list[str]]:
     """``align16_<name>`` for each of ``names`` from the integers ``known`` (launch values or ``--shape``
-    sizes), and one note per parameter that makes a load unaligned (see the module docstring)."""
+    sizes), and notes naming the parameters that make a load unaligned and those assumed aligned for want of
+    a value (see the module docstring).  ``constants`` (constexprs: constants to Triton, a tile size a power
+    of two) are aligned without a note."""
+    constants = set(constants)
     env: dict[str, int] = {}
     odd: list[str] = []
+    unknown: list[str] = []
     for name in names:
         value = known.get(name)
+        if value is None and name not in constants:
+            unknown.append(name)
         aligned = value is None or isinstance(value, bool) or int(value) == 1 or int(value) % 16 == 0
         env[ALIGN16_PREFIX + name] = int(aligned)
         if not aligned:
@@ -50,6 +57,10 @@ def bind_alignment(names: Iterable[str], known: Mapping[str, int], kernel: str) 
         notes.append(f"kernel {kernel!r}: {', '.join(odd)} not a multiple of 16: Triton cannot vectorise the loads "
                      "they stride or bound to 16 bytes, so it does not pipeline those of 8/16-bit elements (one "
                      "shared buffer each, whatever num_stages; stages do not hide their latency)")
+    if unknown:
+        notes.append(f"kernel {kernel!r}: {', '.join(unknown)} not given: assumed multiples of 16 (contiguous "
+                     "tensors whose sizes are), the tl.dot operand loads they decide counted as pipelined; give them as "
+                     "shapes (--shape NAME=VALUE) to count shared memory as Triton will at odd sizes")
     return env, notes
 
 

@@ -386,7 +386,7 @@ def build_space(
     constexpr_names = {p.name for p in spec.params if p.constexpr} | {p.name for p in spec.tiling_params}
     align_names = alignment_params(_spec_exprs(spec, with_grid=False))
     align_env, align_notes = bind_alignment(align_names, {k: v for k, v in env.items() if k not in constexpr_names},
-                                            kname)
+                                            kname, constexpr_names)
     env.update(align_env)
 
     # missing runtime sizes
