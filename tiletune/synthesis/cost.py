@@ -254,6 +254,8 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
         # only the current iteration of an unpipelined load is in flight
         depth_all = np.maximum(_arr(model, model.dots[0].trips, env, n), 1.0) if model.dots else one
         load_iter -= UNSTAGED_IN_FLIGHT * unstaged * np.maximum(np.minimum(depth_loop, depth_all) - 1.0, 0.0)
+    # a dot loop none of whose operand loads Triton pipelines compiles to the same kernel at every num_stages
+    stages_moot = np.where((unstaged_frac >= 1.0 - 1e-9) & bool(model.dots), 1.0, 0.0)
     tx = np.where(total_bytes > 0, weighted / np.maximum(total_bytes, 1.0), 1.0)
     if "ub_alignment" in family_terms:  # 32-byte rounding of unaligned UB transfers (ascend_cost.py)
         tx = tx * alignment_factor(model, env, n)
@@ -393,6 +395,7 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
         "resident": resident,
         "overhead": overhead,
         "regs_per_thread": regs,
+        "stages_moot": stages_moot,
     }
 
 
@@ -411,10 +414,19 @@ def rank(model: Model, table: Table, costs: dict[str, np.ndarray], top_k: int, p
     per_t: dict[tuple, int] = {}
     tiling_cols = [table.idx[nm] for nm in tiling_vars]
     tile_cols = [table.idx[nm] for nm in tile_vars]
+    # where nothing is pipelined, points that differ only in num_stages are one kernel: keep the first
+    moot = costs.get("stages_moot")
+    knob_cols = [table.idx[nm] for nm in sp.var_names if nm != NUM_STAGES and nm not in tiling_vars]
+    seen_kernels: set = set()
     for i in order:
         i = int(i)
         k1 = tuple(int(c[i]) for c in tiling_cols)
         k2 = tuple(int(c[i]) for c in tile_cols)
+        if moot is not None and moot[i] > 0:
+            kernel = k1 + tuple(int(c[i]) for c in knob_cols)
+            if kernel in seen_kernels:
+                continue
+            seen_kernels.add(kernel)
         if per_k.get(k1, 0) >= per_tiling or (tile_vars and per_t.get(k2, 0) >= per_tile):
             continue
         per_k[k1] = per_k.get(k1, 0) + 1
