@@ -79,3 +79,72 @@ def test_odd_strides_shared_bytes_match_the_compiler():
     got = [r.shared for r in results]
     assert all(r.ok for r in results), [r.error for r in results]
     assert got == expected, list(zip(ODD_CASES, got, expected))
+
+
+def _inline(body: str, params: str):
+    import textwrap
+
+    from tiletune.analysis import analyze_source
+
+    src = ("import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(" + params + "):\n"
+           + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + "\n")
+    return analyze_source(src, "k.py").kernels[0]
+
+
+_WRAPPED = """
+rn = tl.program_id(0) * BN + tl.arange(0, BN)
+rk = tl.arange(0, BK)
+{offs}
+a = tl.load(a_ptr + tl.arange(0, BM)[:, None] * stride_a + rk[None, :])
+acc = tl.zeros((BM, BN), dtype=tl.float32)
+for k in range(0, K, BK):
+    b = tl.load(b_ptr + rk[:, None] * stride_b + rbn[None, :])
+    acc += tl.dot(a, b)
+tl.store(c_ptr + tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :], acc)
+"""
+_WRAPPED_PARAMS = "a_ptr, b_ptr, c_ptr, N, K, stride_a, stride_b, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr"
+
+
+def test_a_modulo_on_the_contiguous_index_decides_unless_hinted():
+    plain = _inline(_WRAPPED.format(offs="rbn = rn % N"), _WRAPPED_PARAMS)
+    hinted = _inline(_WRAPPED.format(offs="rbn = tl.max_contiguous(tl.multiple_of(rn % N, BN), BN)"), _WRAPPED_PARAMS)
+    # B's contiguous index wrapped with % N: N's divisibility decides (AxisInfo's rem), the hints restore it
+    assert "N" in alignment_params([plain.footprint.shared_bytes])
+    assert "N" not in alignment_params([hinted.footprint.shared_bytes])
+    assert "stride_b" in alignment_params([hinted.footprint.shared_bytes])
+
+
+def test_a_32_bit_operand_is_pipelined_even_unaligned():
+    spec = _inline(_WRAPPED.format(offs="rbn = rn % N"), _WRAPPED_PARAMS)
+    sb = spec.footprint.shared_bytes
+    env = {"BM": 64, "BN": 64, "BK": 32, NUM_WARPS: 4, NUM_STAGES: 4, WGMMA: 1, "esize_a_ptr": 2, "esize_c_ptr": 4,
+           "align16_N": 0, "align16_stride_b": 0, "align16_stride_a": 0}
+    # fp16 B, N odd: one 32x64 buffer beside A (loaded before the loop: held once)
+    assert sb.evaluate({**env, "esize_b_ptr": 2}) == 64 * 32 * 2 + 32 * 64 * 2
+    # fp32 B: a 1-element vector is 32 bits, cp.async still copies it: num_stages (wgmma) buffers
+    assert sb.evaluate({**env, "esize_b_ptr": 4, "esize_a_ptr": 4}) == 64 * 32 * 4 + 4 * 32 * 64 * 4
+
+
+@pytest.mark.slow
+def test_fp32_operands_with_an_odd_stride_are_still_multi_buffered_by_the_compiler():
+    import torch
+
+    from tiletune.runtime.offline_compile import describe_args
+
+    fx = fixtures.load("matmul")
+    _, spec = kernel_spec(fx)
+    sb = spec.footprint.shared_bytes
+    jobs, expected = [], []
+    for bm, bn, bk in ((64, 64, 32), (32, 64, 32)):  # wgmma (tf32) and mma.sync
+        desc = describe_args(fx.make_args({"M": 96, "N": 5000, "K": 4096}, device="meta", dtype=torch.float32))
+        tiles = {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk}
+        jobs.append(CompileJob(file=fx.__file__, kernel="matmul_kernel", args=desc, constexprs=tiles, num_warps=4,
+                               num_stages=4))
+        ints = {k: v for k, v in desc.items() if isinstance(v, int) and not isinstance(v, bool)}
+        env, _ = bind_alignment(alignment_params([sb]), alignment_shapes(spec, ints), spec.name)
+        env.update({**ints, **tiles, NUM_WARPS: 4, NUM_STAGES: 4, WGMMA: 1,
+                    "esize_a_ptr": 4, "esize_b_ptr": 4, "esize_c_ptr": 4})
+        expected.append(sb.evaluate(env))
+    got = [r.shared for r in compile_in_subprocess(jobs, workers=2)]
+    # N = 5000 is odd, but a 1-element fp32 vector is 32 bits: cp.async copies it, both operands are staged
+    assert got == expected == [4 * (64 * 32 + 32 * 64) * 4, 3 * (32 * 32 + 32 * 64) * 4]
