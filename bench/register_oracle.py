@@ -11,6 +11,12 @@ shared-memory limit (its constraint, evaluated at the config).
     python bench/register_oracle.py                 # writes bench/results/register_oracle.{json,md}
     python bench/register_oracle.py --workers 2 --out /tmp/oracle
     python bench/register_oracle.py --render bench/results/register_oracle.json   # re-count, no compiles
+    python bench/register_oracle.py --reuse bench/results/register_oracle.json     # the model now, old compiles reused
+    python bench/register_oracle.py --reuse OLD.json --reuse-only                  # the same, compiling nothing new
+
+The shared-memory count itself is compared too (equal / model over / model under the compiler's
+``metadata.shared``): since issue 25 the model knows which ``tl.dot`` operand loads Triton pipelines at the
+launch's strides (``tiletune.analysis.footprint.pipelined``).
 
 Counts per kernel: *agree* (the model keeps a config that compiles within the chip, or rejects one that
 does not), *false reject* (the model rejects a config Triton compiles and can launch, spilling or not) and
