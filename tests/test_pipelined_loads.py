@@ -112,6 +112,10 @@ def test_a_modulo_on_the_contiguous_index_decides_unless_hinted():
     assert "N" in alignment_params([plain.footprint.shared_bytes])
     assert "N" not in alignment_params([hinted.footprint.shared_bytes])
     assert "stride_b" in alignment_params([hinted.footprint.shared_bytes])
+    # a stride times 16 is 16-divisible whatever the stride (AxisInfo multiplies divisibilities)
+    scaled = _inline(_WRAPPED.format(offs="rbn = tl.multiple_of(rn % N, BN)").replace("* stride_b", "* (stride_b * 16)"),
+                     _WRAPPED_PARAMS)
+    assert "stride_b" not in alignment_params([scaled.footprint.shared_bytes])
 
 
 def test_a_32_bit_operand_is_pipelined_even_unaligned():

@@ -168,9 +168,9 @@ class ExprEval:
         bounds = align_pairs(a.bounds, len(a.shape or ()), rank) | align_pairs(b.bounds, len(b.shape or ()), rank)
         if op == "*":
             # a scalar parameter times a varying index: a stride (its divisibility decides the alignment)
-            if a.shape == () and vb:
+            if a.shape == () and vb and not _multiple_of_16(a.expr):
                 strides |= a.params
-            if b.shape == () and va:
+            if b.shape == () and va and not _multiple_of_16(b.expr):
                 strides |= b.params
         elif op == "%" and b.shape == () and ua:
             bounds |= frozenset((d, p) for d in ua for p in b.params)  # x % N: contiguous runs of gcd(BLOCK, N)
@@ -456,3 +456,19 @@ def _compare_bounds(tile: Val, bound: Val, rank: int) -> frozenset:
         return EMPTY
     dims = align_dims(tile.unit, len(tile.shape or ()), rank)
     return frozenset((d, p) for d in dims for p in bound.params)
+
+
+def _multiple_of_16(e: Optional[Expr]) -> bool:
+    """A stride known to be a multiple of 16 whatever its parameters (``16 * stride``): AxisInfo multiplies the
+    divisibilities, so the parameter does not decide the alignment."""
+    if e is None:
+        return False
+    if e.op == "const":
+        return e.value % 16 == 0
+    if e.op == "mul":
+        factor = 1
+        for x in e.args:
+            if x.op == "const":
+                factor *= x.value
+        return factor % 16 == 0
+    return False
