@@ -95,6 +95,7 @@ def _volume(kw: dict) -> int:
 def _prepare(names: Iterable[str], stages: Iterable[int], per_fixture: int):
     import fixtures
     from tiletune.analysis import analyze_file
+    from tiletune.synthesis.alignment import alignment_params, bind_alignment
     from tiletune.runtime.offline_compile import CompileJob, describe_args
 
     cases: list[Case] = []
@@ -119,6 +120,8 @@ def _prepare(names: Iterable[str], stages: Iterable[int], per_fixture: int):
                 case = Case(name, kernel_name, config, s, NUM_WARPS, bool(spec.dots))
                 try:
                     env = {**env_base, **config, "num_stages": s, "wgmma": 1, "num_warps": NUM_WARPS}  # sm_90
+                    # which loads Triton pipelines at the fixture's integers (tiletune.synthesis.alignment)
+                    env.update(bind_alignment(alignment_params([spec.footprint.shared_bytes]), env_base, name)[0])
                     case.predicted = spec.footprint.shared_bytes.evaluate(env)
                 except KeyError as exc:
                     case.error = f"prediction needs symbol {exc}"

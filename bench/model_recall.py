@@ -104,7 +104,9 @@ def model_ranking(name: str, shape: Dict[str, int], target: str, problem: Any = 
     fx = problem if problem is not None else fixtures.load(name)
     spec = analyze_kernel(fx.KERNEL)
     args = fx.make_args(shape, device="meta")
-    shapes = synthesis_shapes(spec.name, required_shapes(spec), args)
+    from tiletune.synthesis.alignment import alignment_shapes
+
+    shapes = {**alignment_shapes(spec, args), **synthesis_shapes(spec.name, required_shapes(spec), args)}
     jit = fx.KERNEL
     while not hasattr(jit, "arg_names") and hasattr(jit, "fn"):
         jit = jit.fn  # triton.heuristics around the JITFunction

@@ -11,6 +11,12 @@ shared-memory limit (its constraint, evaluated at the config).
     python bench/register_oracle.py                 # writes bench/results/register_oracle.{json,md}
     python bench/register_oracle.py --workers 2 --out /tmp/oracle
     python bench/register_oracle.py --render bench/results/register_oracle.json   # re-count, no compiles
+    python bench/register_oracle.py --reuse bench/results/register_oracle.json     # the model now, old compiles reused
+    python bench/register_oracle.py --reuse OLD.json --reuse-only                  # the same, compiling nothing new
+
+The shared-memory count itself is compared too (equal / model over / model under the compiler's
+``metadata.shared``): since issue 25 the model knows which ``tl.dot`` operand loads Triton pipelines at the
+launch's strides (``tiletune.analysis.footprint.pipelined``).
 
 Counts per kernel: *agree* (the model keeps a config that compiles within the chip, or rejects one that
 does not), *false reject* (the model rejects a config Triton compiles and can launch, spilling or not) and
@@ -67,6 +73,10 @@ PROBLEMS: List[Dict[str, Any]] = [
     {"kernel": "batched_matmul", "source": "fixture", "shape": {"B": 5, "M": 1000, "N": 1024, "K": 256}},
     # and the plain matmul at block_ptr_matmul's unaligned sizes: the alignment decides, not the kernel's form
     {"kernel": "matmul", "source": "fixture", "shape": {"M": 200, "N": 3000, "K": 1500}},
+    # issue 25: odd strides decide which loads Triton pipelines (one shared buffer for an unpipelined operand):
+    # a skinny matmul whose B row stride (N=5000) is odd and A's is not, and a kernel without dots
+    {"kernel": "matmul", "source": "fixture", "shape": {"M": 96, "N": 5000, "K": 4096}},
+    {"kernel": "layer_norm", "source": "fixture", "shape": {"M": 4096, "N": 1151}},
 ]
 
 
@@ -124,7 +134,9 @@ def model_side(pair: Dict[str, Any]) -> Dict[str, Any]:
     jit = _jit_of(kernel)
     spec = analyze_kernel(kernel)
     args = problem.make_args(pair["shape"], device="meta")
-    shapes = synthesis_shapes(spec.name, required_shapes(spec), args)
+    from tiletune.synthesis.alignment import alignment_shapes
+
+    shapes = {**alignment_shapes(spec, args), **synthesis_shapes(spec.name, required_shapes(spec), args)}
     shapes.update(launch_grid_shapes(problem, args, [p.name for p in spec.tiling_params]))
     dtypes = tensor_dtypes(list(jit.arg_names), args)
     fixed = {p.name: args[p.name] for p in spec.tiling_params if p.name in args} or None
@@ -307,6 +319,13 @@ def summarise(problems: List[Dict[str, Any]]) -> Dict[str, Any]:
         key = (f"{'priced' if spill_files(r) > _free() else 'free'} / "
                f"{'spills' if r['triton'].get('stack', 0) > 0 else 'no spill'}")
         out["spill_price"][key] += 1
+    # the shared-memory count itself: the model's figure against the compiler's, config by config
+    shared = {"equal": 0, "model over": 0, "model under": 0}
+    for r in ok:
+        model, got = r.get("footprint", {}).get("shared_bytes"), r["triton"].get("shared")
+        if model is not None and got is not None:
+            shared["equal" if model == got else "model over" if model > got else "model under"] += 1
+    out["shared_count"] = shared
     return out
 
 
@@ -347,6 +366,8 @@ def to_markdown(res: Dict[str, Any]) -> str:
              f"alone need > {ACC_REGS_MAX} registers per thread; not sampled: {s['not_sampled']}, at most "
              f"{PER_VERDICT} configs per kernel and model verdict are compiled); spilled (stack frame > 0): "
              f"{s['spilled']}",
+             "- shared bytes, the model's count against the compiler's (compiled configs): "
+             + ", ".join(f"{k}: {v}" for k, v in s.get("shared_count", {}).items()),
              f"- rejected by the register estimate: {s['register_rejects']}, of which Triton spills "
              f"{s['register_rejects_spilling']} (all of them compile); spilling configs the estimate let through: "
              f"{s['spilling_kept_by_register_filter']}",
@@ -395,6 +416,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--workers", type=int, default=2, help="compile threads")
     ap.add_argument("--kernels", nargs="*", default=None, help="only these kernels of PROBLEMS")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    ap.add_argument("--reuse", type=Path, default=None,
+                    help="a previous run's JSON: its configs are compiled again (same problem and config: its "
+                         "Triton result is reused, no compile), besides this run's sample")
+    ap.add_argument("--reuse-only", action="store_true",
+                    help="with --reuse: compile nothing, count only the configs the previous run compiled")
     ap.add_argument("--render", type=Path, default=None,
                     help="re-count and re-write the report from this script's JSON (no compiles)")
     opts = ap.parse_args(argv)
@@ -407,7 +433,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     import triton
 
     problems = [model_side(p) for p in PROBLEMS if not opts.kernels or p["kernel"] in opts.kernels]
-    jobs = [(p, r) for p in problems for r in p["rows"] if r["compiled"]]
+    done = _previous(opts.reuse) if opts.reuse is not None else {}
+    for p in problems:
+        for r in p["rows"]:
+            old = done.get((_name(p["pair"]), _cfg_label(r)))
+            if old is not None:
+                r["compiled"] = r["sampled"] = True
+                r["triton"] = old
+    if opts.reuse_only:
+        for p in problems:
+            for r in p["rows"]:
+                r["compiled"] = r["compiled"] and "triton" in r
+    jobs = [(p, r) for p in problems for r in p["rows"] if r["compiled"] and "triton" not in r]
     # the cheapest first in the log; results land in job order either way
     results = compile_all([r["job"] for _, r in jobs], opts.workers)
     for (_, r), t in zip(jobs, results):
@@ -419,6 +456,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     res = {"target": TARGET, "arch": ARCH, "triton": triton.__version__, "problems": problems,
            "summary": summarise(problems)}
     return _write(res, opts.out)
+
+
+def _previous(path: Path) -> Dict[Any, Dict[str, Any]]:
+    """(problem, config label) -> Triton's result, for every config compiled in a previous run's JSON."""
+    res = json.loads(path.read_text())
+    out = {}
+    for p in res["problems"]:
+        for r in p["rows"]:
+            if r.get("compiled") and r.get("triton", {}).get("ok") is not None:
+                out[(_name(p["pair"]), _cfg_label(r))] = r["triton"]
+    return out
 
 
 def _write(res: Dict[str, Any], out: Path) -> int:

@@ -8,7 +8,7 @@ import libcst as cst
 
 from .expr import const
 from .model import DTYPE_BYTES
-from .values import NONE, TL_DTYPES, UNKNOWN, Val, join_vals
+from .values import EMPTY, NONE, TL_DTYPES, UNKNOWN, Val, join_vals
 from .cst_text import dotted_name, node_text, root_name
 from .ops import HANDLERS
 from .ops.dtypes import PREDICATES, dtype_named, dtype_predicate
@@ -212,6 +212,10 @@ class CallOps:
         if handler is not None:
             return handler(self, self._bind_args(name, pos, kws), pos, kws, node)
         if name in PASS_THROUGH:
+            if pos and name in ("multiple_of", "max_contiguous") and (pos[0].bounds or pos[0].strides):
+                # the hint states the alignment a ``% N`` or a stride would hide (dropping the evidence
+                # counts the load as pipelined: the larger count, never an under-count)
+                return pos[0].with_(bounds=EMPTY, strides=EMPTY)
             return pos[0] if pos else UNKNOWN
         if name in REDUCTIONS:
             return self.op_reduce(name, self._bind_args(name, pos, kws), node)

@@ -8,7 +8,8 @@ import libcst as cst
 
 from .expr import Expr, const, product
 from .model import DTYPE_BYTES
-from .values import NONE, TL_DTYPES, UNKNOWN, Val, align_dims, broadcast_shapes, is_float, join_vals, promote
+from .values import (NONE, TL_DTYPES, UNKNOWN, Val, align_dims, align_pairs, broadcast_shapes, is_float, join_vals, promote,
+                     remap_pairs)
 from .cst_text import BINOP_TEXT, dotted_name, node_text, root_name
 from .trace import EMPTY, ScratchRec, offset_anchors
 from .ops.tables import TL_ROOTS
@@ -163,6 +164,16 @@ class ExprEval:
         dtype = promote(a, b)
         ea, eb = a.expr, b.expr
         anchors = a.anchors | b.anchors
+        strides = a.strides | b.strides
+        bounds = align_pairs(a.bounds, len(a.shape or ()), rank) | align_pairs(b.bounds, len(b.shape or ()), rank)
+        if op == "*":
+            # a scalar parameter times a varying index: a stride (its divisibility decides the alignment)
+            if a.shape == () and vb and not _multiple_of_16(a.expr):
+                strides |= a.params
+            if b.shape == () and va and not _multiple_of_16(b.expr):
+                strides |= b.params
+        elif op == "%" and b.shape == () and ua:
+            bounds |= frozenset((d, p) for d in ua for p in b.params)  # x % N: contiguous runs of gcd(BLOCK, N)
         if op == "+":
             unit = ua | ub
             ptrs = a.ptrs | b.ptrs
@@ -216,6 +227,8 @@ class ExprEval:
             ptrs=ptrs,
             unit=unit,
             varying=varying,
+            strides=strides,
+            bounds=bounds,
             loads=a.loads | b.loads,
             accs=a.accs | b.accs,
             reduced=(a.reduced and a.shape == shape) or (b.reduced and b.shape == shape),
@@ -269,6 +282,7 @@ class ExprEval:
                     tiles=left.tiles | right.tiles,
                     pids=left.pids | right.pids,
                     loads=left.loads | right.loads,
+                    bounds=_compare_bounds(left, right, len(shape or ())) | _compare_bounds(right, left, len(shape or ())),
                 )
                 if left.node is not None or right.node is not None or shape:
                     v = v.with_(node=self.add_node("elementwise", node, shape, "int1", (left, right)))
@@ -372,6 +386,7 @@ class ExprEval:
         out = base.with_(
             shape=shape,
             unit=frozenset(dim_map[d] for d in base.unit if d in dim_map),
+            bounds=remap_pairs(base.bounds, dim_map),
             varying=frozenset(dim_map[d] for d in base.varying if d in dim_map),
             expr=base.expr if not shape else None,
         )
@@ -432,3 +447,28 @@ class ExprEval:
             value = (1 if base.dtype == "int1" else 8 * size) if attr == "primitive_bitwidth" else size
             return Val(shape=(), expr=const(value), dtype="int32", weak=True, literal=value)
         return Val(kind="other", shape=None)
+
+
+def _compare_bounds(tile: Val, bound: Val, rank: int) -> frozenset:
+    """``offs < N``: (dimension, parameter) pairs, one per dimension along which ``tile`` steps by one and per
+    parameter of the scalar ``bound`` (Triton's mask alignment along that dimension is N's divisibility)."""
+    if bound.shape != () or not tile.unit or not bound.params:
+        return EMPTY
+    dims = align_dims(tile.unit, len(tile.shape or ()), rank)
+    return frozenset((d, p) for d in dims for p in bound.params)
+
+
+def _multiple_of_16(e: Optional[Expr]) -> bool:
+    """A stride known to be a multiple of 16 whatever its parameters (``16 * stride``): AxisInfo multiplies the
+    divisibilities, so the parameter does not decide the alignment."""
+    if e is None:
+        return False
+    if e.op == "const":
+        return e.value % 16 == 0
+    if e.op == "mul":
+        factor = 1
+        for x in e.args:
+            if x.op == "const":
+                factor *= x.value
+        return factor % 16 == 0
+    return False

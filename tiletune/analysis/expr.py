@@ -34,6 +34,8 @@ __all__ = [
     "as_expr",
     "parse_expr",
     "esize_symbol",
+    "align16_symbol",
+    "ALIGN16_PREFIX",
     "NUM_STAGES",
     "ExprParseError",
 ]
@@ -255,6 +257,16 @@ def total(xs: Iterable[ExprLike]) -> Expr:
 def esize_symbol(param: str) -> str:
     """The symbol for the element size in bytes of pointer parameter ``param``."""
     return f"esize_{param}"
+
+
+#: Prefix of the symbols ``align16_<param>``: 1 unless integer parameter ``param`` is known at the launch not
+#: to be a multiple of 16 (Triton's specialisation ``tt.divisibility=16``); synthesis binds them.
+ALIGN16_PREFIX = "align16_"
+
+
+def align16_symbol(param: str) -> str:
+    """The symbol that is 0 when integer parameter ``param`` is known not to be a multiple of 16, else 1."""
+    return f"{ALIGN16_PREFIX}{param}"
 
 
 # ----- construction with light simplification -----------------------------

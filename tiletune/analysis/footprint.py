@@ -26,12 +26,12 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .expr import NUM_STAGES, NUM_WARPS, WGMMA, Expr, const, emax, emin, sym, total
+from .expr import ALIGN16_PREFIX, NUM_STAGES, NUM_WARPS, WGMMA, Expr, align16_symbol, const, emax, emin, sym, total
 from .model import Footprint, KernelSpec
 from .shapes import Trace
 from .values import collect, dtype_size, shape_bytes
 
-__all__ = ["compute_footprint", "shared_bytes"]
+__all__ = ["compute_footprint", "shared_bytes", "pipelined", "assume_aligned", "unstaged_bytes"]
 
 
 def compute_footprint(spec: KernelSpec, trace: Trace) -> Footprint:
@@ -55,6 +55,7 @@ def compute_footprint(spec: KernelSpec, trace: Trace) -> Footprint:
         shared_bytes=shared_bytes(trace),
         dot_operand_bytes=total(operands.values()),
         accumulator_bytes=total(accs.values()),
+        unstaged_bytes=unstaged_bytes(trace),
     )
 
 
@@ -87,6 +88,71 @@ def _stage_multiplier(v3: Expr) -> Expr:
     return (s - 1) + v3 * emin(1, s - 1)
 
 
+def pipelined(acc, operand_of_v3: Optional[Expr] = None, k_dim: Optional[int] = None) -> Expr:
+    """1 when Triton 3.6's pipeliner turns load ``acc`` (a ``tl.dot`` operand in a loop) into an async copy, else 0.
+
+    Triton's rule (lib/Dialect/TritonGPU/Transforms/Pipeliner/AssignLatencies.cpp, ``isPipeliningBeneficial``):
+
+    * ``canBeConvertedToAsyncLoad`` (Pipeliner/PipeliningUtility.cpp): the load's vector is
+      ``min(AxisInfo contiguity of the address, getMaskAlignment(mask))`` elements along its contiguous
+      dimension, and it is pipelined only when ``vector x element bits >= 32`` (cp.async copies 4, 8 or 16
+      bytes).  AxisInfo (lib/Analysis/AxisInfo.cpp, ``ModuleAxisInfoAnalysis::getContiguity/getAlignment``)
+      caps the contiguity by the address's divisibility: a row stride, or a mask bound / ``% N`` along the
+      contiguous dimension, that is not specialised ``tt.divisibility=16`` (the launch's integer is not a
+      multiple of 16) divides it down to 1 element.  So an fp16/bf16/8-bit load with such a stride is not
+      pipelined; a 32-bit one still is (1 x 32 bits).  The integers that decide it are the trace's
+      ``align_params`` (:func:`tiletune.analysis.ops.memory._align_params`), each bound by synthesis to the
+      symbol ``align16_<param>`` (0 when the launch's value is known not to be a multiple of 16, 1 when it
+      is or is unknown: an unknown keeps the pipelined count, which never under-counts).
+    * the copy into the dot's shared layout must move >= 4 contiguous bytes (``getCopyVecBytes``): a wgmma
+      operand of 8-bit type must be K-major in shared memory (wgmma transposes only 16-bit operands), so an
+      8-bit operand loaded with its contiguous dimension other than K (``k_dim``) copies 1 byte at a time and
+      is not pipelined when the dot is a wgmma (``operand_of_v3``).
+    * a tensor-descriptor (TMA) load is always pipelined.
+    """
+    if acc.descriptor:
+        return const(1)
+    esize = dtype_size(acc.dtype)
+    aligned: Expr = const(1)
+    for p in sorted(acc.align_params):
+        aligned = aligned * sym(align16_symbol(p))
+    out = emax(aligned, emin(1, esize // 4))  # unaligned: 1 element; pipelined only if it is 32 bits wide
+    if operand_of_v3 is not None and k_dim is not None and acc.contiguous_dim is not None \
+            and acc.contiguous_dim != k_dim:
+        eight_bit = 1 - emin(1, esize // 2)
+        out = out * (1 - operand_of_v3 * eight_bit)
+    return out
+
+
+def assume_aligned(expr: Expr) -> dict[str, int]:
+    """``align16_<param>`` = 1 for every such symbol of ``expr``: every launch integer a multiple of 16 (what
+    synthesis assumes when the launch's integers are unknown; :mod:`tiletune.synthesis.alignment`)."""
+    return {s: 1 for s in expr.symbols() if s.startswith(ALIGN16_PREFIX)}
+
+
+def unstaged_bytes(trace: Trace) -> Expr:
+    """Bytes per loop iteration of the ``tl.dot`` operand loads Triton does not pipeline (:func:`pipelined` is
+    0): their latency is paid every iteration whatever ``num_stages`` is (the cost model's term)."""
+    loads = {a.node: a for a in trace.accesses if a.kind == "load"}
+    out: dict[tuple, Expr] = {}
+    for d in trace.dots:
+        v3 = mma_v3(d)
+        for which, v in (("a", d.a), ("b", d.b)):
+            alts: list[Expr] = []
+            for ln in sorted(v.direct):
+                acc = loads.get(ln)
+                b = shape_bytes(acc.shape, acc.dtype) if acc is not None else None
+                if b is None or not (acc.in_loop and d.in_loop and acc.loop == d.loop):
+                    continue
+                k_dim = (1 if which == "a" else 0) if acc.shape is not None and len(acc.shape) == 2 and v.node in loads else None
+                piped = pipelined(acc, v3, k_dim)
+                if piped != const(1):
+                    alts.append(b * (1 - piped))
+            if alts:
+                out.setdefault(tuple(sorted(v.direct)), emax(*alts) if len(alts) > 1 else alts[0])
+    return collect(total(out.values())) if out else const(0)
+
+
 def shared_bytes(trace: Trace) -> Expr:
     """Shared memory bytes as Triton 3.6 allocates them (fitted on sm_90; ``wgmma``, ``num_warps`` symbolic).
 
@@ -94,9 +160,14 @@ def shared_bytes(trace: Trace) -> Expr:
 
     * ``tl.dot`` operands loaded inside a loop are staged in shared memory
       ``num_stages`` deep when the dot is a wgmma (:func:`mma_v3`) and
-      ``num_stages - 1`` deep when it is an mma.sync; at ``num_stages=1``
-      nothing is pipelined and each dot holds only its own operands, so the
-      loop needs the largest dot's operands;
+      ``num_stages - 1`` deep when it is an mma.sync
+      (Pipeliner/WGMMAPipeline.cpp keeps the wgmma's operands one stage
+      longer); at ``num_stages=1`` nothing is pipelined and each dot holds
+      only its own operands, so the loop needs the largest dot's operands;
+    * an operand load the pipeliner leaves alone (:func:`pipelined` is 0:
+      an unaligned fp16 row stride, an 8-bit wgmma operand not K-major) is
+      converted to the dot's layout through ONE shared buffer (the
+      ``local_alloc`` of the loaded tile), whatever ``num_stages`` is;
     * operands loaded outside the loop (flash attention's Q) are held once;
     * an operand computed in registers (flash attention's P) goes through
       shared memory unless it is wgmma's A operand;
@@ -112,7 +183,7 @@ def shared_bytes(trace: Trace) -> Expr:
     """
     loads = {a.node: a for a in trace.accesses if a.kind == "load"}
     operand_nodes = set()
-    pipelined: dict[str, Expr] = {}
+    staged: dict[tuple, Expr] = {}
     per_dot: list[Expr] = []
     invariant: dict[str, Expr] = {}
     computed: dict[str, Expr] = {}
@@ -123,6 +194,9 @@ def shared_bytes(trace: Trace) -> Expr:
             if v.node is not None:
                 operand_nodes.add(v.node)
             if v.direct:
+                # several direct loads of one operand are alternatives (an ``if``/``else`` joined): one is live
+                staged_alts: list[Expr] = []
+                tile_alts: list[Expr] = []
                 for ln in sorted(v.direct):
                     acc = loads.get(ln)
                     if acc is None:
@@ -131,17 +205,25 @@ def shared_bytes(trace: Trace) -> Expr:
                     if b is None:
                         continue
                     if acc.in_loop and d.in_loop and acc.loop == d.loop:
-                        pipelined.setdefault(ln, b * _stage_multiplier(v3))
-                        this_dot.append(b)
+                        k_dim = None
+                        if acc.shape is not None and len(acc.shape) == 2 and v.node in loads:
+                            k_dim = 1 if which == "a" else 0  # the operand is the loaded tile itself
+                        piped = pipelined(acc, v3, k_dim)
+                        buffers = _stage_multiplier(v3) if piped == const(1) else 1 + piped * (_stage_multiplier(v3) - 1)
+                        staged_alts.append(b * buffers)
+                        tile_alts.append(b)
                     else:
                         invariant.setdefault(ln, b)
+                if staged_alts:
+                    staged.setdefault(tuple(sorted(v.direct)), emax(*staged_alts) if len(staged_alts) > 1 else staged_alts[0])
+                    this_dot.append(emax(*tile_alts) if len(tile_alts) > 1 else tile_alts[0])
             else:
                 b = shape_bytes(v.shape, v.dtype)
                 if b is not None:
                     computed.setdefault(v.node or f"{d.node}:{which}", b * (1 - v3) if which == "a" else b)
         if this_dot:
             per_dot.append(total(this_dot))
-    loop_part = emax(total(pipelined.values()), *per_dot) if per_dot else const(0)
+    loop_part = emax(total(staged.values()), *per_dot) if per_dot else const(0)
     dot_part = collect(total(invariant.values()) + total(computed.values()) + loop_part)
 
     scratch: list[Expr] = []

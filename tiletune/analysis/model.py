@@ -26,7 +26,7 @@ from typing import Any, Optional
 
 import networkx as nx
 
-from .expr import Expr
+from .expr import Expr, const
 
 SCHEMA_VERSION = 1
 
@@ -370,6 +370,9 @@ class Footprint:
     shared_bytes: Expr
     dot_operand_bytes: Expr
     accumulator_bytes: Expr
+    #: bytes per loop iteration of ``tl.dot`` operand loads Triton does not pipeline (their latency is not
+    #: hidden by ``num_stages``; :func:`tiletune.analysis.footprint.pipelined`); the NVIDIA cost model's term
+    unstaged_bytes: Expr = const(0)
 
     def to_dict(self) -> dict[str, str]:
         """JSON form: each expression as text."""

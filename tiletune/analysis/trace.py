@@ -75,6 +75,9 @@ class AccessRec:
     value_dtype: Optional[str] = None  # dtype of the stored value / loaded result
     scalar: bool = False
     descriptor: bool = False  # through a tensor descriptor (TMA: staged in shared memory)
+    # integer parameters whose divisibility by 16 decides the load's vector width (row strides, the mask's bound
+    # along the contiguous dimension): footprint.py's pipelining rule
+    align_params: frozenset = frozenset()
 
 
 @dataclass

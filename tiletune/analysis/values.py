@@ -100,6 +100,13 @@ class Val:
     pointer: bool = False  # an address (tile of pointers)
     pointee: Optional[str] = None  # element dtype of an address cast with ``tl.pointer_type(...)``
     literal: object = None  # Python value of a literal (float, str, bool)
+    # alignment evidence for Triton's AxisInfo (footprint.py: which loads the pipeliner can turn into async
+    # copies): ``strides`` the parameters that multiply a varying index (a row stride: its divisibility by 16
+    # decides the address's alignment), ``bounds`` (dimension, parameter) pairs of a mask compared against
+    # a parameter or an index wrapped with ``%`` along that dimension (the mask's alignment / the index's
+    # contiguity follow the parameter's divisibility)
+    strides: frozenset = EMPTY
+    bounds: frozenset = EMPTY
 
     def with_(self, **kw) -> "Val":
         """A copy with some fields changed (``dataclasses.replace``'s result, without its walk over the 26
@@ -248,6 +255,25 @@ def align_dims(dims: frozenset, rank: int, out_rank: int) -> frozenset:
     return frozenset(d + shift for d in dims)
 
 
+def align_pairs(pairs: frozenset, rank: int, out_rank: int) -> frozenset:
+    """Renumber the dimensions of (dimension, parameter) pairs of a rank-``rank`` value broadcast to ``out_rank``."""
+    if not pairs or rank == out_rank:
+        return pairs
+    shift = out_rank - rank
+    return frozenset((d + shift, p) for d, p in pairs)
+
+
+def remap_pairs(pairs: frozenset, mapping) -> frozenset:
+    """(dimension, parameter) pairs through a dimension map (``mapping[d]``; dimensions it drops are dropped)."""
+    out = set()
+    for d, p in pairs:
+        try:
+            out.add((mapping[d], p))
+        except (KeyError, IndexError):
+            continue
+    return frozenset(out)
+
+
 def dtype_size(dtype: Optional[str], default: int = 4) -> Expr:
     """Bytes per element: a constant, ``esize_<p>`` for ``elem:<p>``, ``default`` if unknown."""
     if dtype is not None:
@@ -352,6 +378,8 @@ def join_vals(a: Val, b: Val) -> Val:
         direct=a.direct | b.direct,
         accs=a.accs | b.accs,
         reduced=a.reduced or b.reduced,
+        strides=a.strides | b.strides,
+        bounds=a.bounds | b.bounds if a.shape == b.shape else EMPTY,
         unit=a.unit & b.unit if a.shape == b.shape else EMPTY,
         varying=a.varying | b.varying if a.shape == b.shape else EMPTY,
         literal=a.literal if a.literal == b.literal else None,

@@ -285,7 +285,10 @@ def kernel_entry_problems(tuner: Any, problem: Any, entry: Any) -> List[str]:
             from tiletune.runtime.binding import synthesis_shapes
             from tiletune.synthesis import required_shapes
 
-            shapes = synthesis_shapes(tuner.kernel_name, required_shapes(spec), problem.bound)
+            from tiletune.synthesis.alignment import alignment_shapes
+
+            shapes = {**alignment_shapes(spec, problem.bound),
+                      **synthesis_shapes(tuner.kernel_name, required_shapes(spec), problem.bound)}
         except Exception:  # a launch that cannot be synthesized for fails in the search, not here
             shapes = None
         try:

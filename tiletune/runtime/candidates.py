@@ -266,6 +266,7 @@ class CandidatesStage:
             ) from error
         try:
             from tiletune.synthesis import required_shapes
+            from tiletune.synthesis.alignment import alignment_shapes
             from tiletune.synthesis.request import RequestError, synthesis_request
         except ImportError as exc:
             raise TuningError(
@@ -278,7 +279,9 @@ class CandidatesStage:
                 f"kernel {self.kernel_name!r}: {', '.join(map(repr, clash))} is passed at launch and listed in "
                 "hints; remove it from the launch to search it, or from hints to keep the launch's value"
             )
-        shapes = synthesis_shapes(self.kernel_name, required_shapes(spec), bound)
+        required = synthesis_shapes(self.kernel_name, required_shapes(spec), bound)
+        # and the strides and extents that decide which loads Triton pipelines (their divisibility by 16 only)
+        shapes = {**alignment_shapes(spec, bound), **required}
         from .grid_axes import grid_axis_shapes
 
         target = self.target()
@@ -305,7 +308,7 @@ class CandidatesStage:
         warn_untuned(self.kernel_name, verdict, self.hints, self.noted, spec)
         if not spec.complete:
             self._warn_incomplete(spec)
-        missing_key = [s for s in shapes if s not in self.keys]
+        missing_key = [s for s in required if s not in self.keys]
         if missing_key and "missing_key" not in self.noted:
             self.noted.add("missing_key")
             warn_missing_key(self.kernel_name, missing_key, self.keys, self.noted)

@@ -28,9 +28,10 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
-from ..analysis.expr import NUM_STAGES, NUM_WARPS, WGMMA, Expr, esize_symbol
+from ..analysis.expr import ALIGN16_PREFIX, NUM_STAGES, NUM_WARPS, WGMMA, Expr, esize_symbol
 from ..analysis.model import DTYPE_BYTES, KernelSpec, Param, Role
 from ..errors import SynthesisError
+from .alignment import alignment_params, bind_alignment
 from .model import Target
 
 __all__ = [
@@ -237,12 +238,12 @@ def _spec_exprs(spec: KernelSpec, with_grid: bool = True) -> list[Expr]:
                 out.append(e)
     fp = spec.footprint
     if fp is not None:
-        out.extend([fp.live_bytes, fp.shared_bytes, fp.dot_operand_bytes, fp.accumulator_bytes])
+        out.extend([fp.live_bytes, fp.shared_bytes, fp.dot_operand_bytes, fp.accumulator_bytes, fp.unstaged_bytes])
     return out
 
 
 def _is_derived(name: str) -> bool:
-    return name.startswith("esize_") or name in (NUM_STAGES, NUM_WARPS, MULTIBUFFER, WGMMA)
+    return name.startswith(("esize_", ALIGN16_PREFIX)) or name in (NUM_STAGES, NUM_WARPS, MULTIBUFFER, WGMMA)
 
 
 def required_shapes(spec: KernelSpec) -> list[str]:
@@ -380,6 +381,13 @@ def build_space(
             env[k] = int(v)
     for ptr, dt in norm_dtypes.items():
         env[esize_symbol(ptr)] = DTYPE_BYTES[dt]
+    # constexprs (tile sizes included) are constants to AxisInfo, divisible by their power-of-two factor:
+    # only the launch's integers are specialised by the 16 rule (unknown -> aligned)
+    constexpr_names = {p.name for p in spec.params if p.constexpr} | {p.name for p in spec.tiling_params}
+    align_names = alignment_params(_spec_exprs(spec, with_grid=False))
+    align_env, align_notes = bind_alignment(align_names, {k: v for k, v in env.items() if k not in constexpr_names},
+                                            kname, constexpr_names)
+    env.update(align_env)
 
     # missing runtime sizes
     req = required_shapes(spec)
@@ -393,7 +401,7 @@ def build_space(
             + " (synth-configs: " + " ".join(f"--shape {n}=..." for n in req) + ")"
         )
 
-    notes: list[str] = []
+    notes: list[str] = list(align_notes)
     vars_: list[Var] = []
     bound_values: dict[str, int] = {}
     numel_cap = target.max_tensor_numel

@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from ..expr import const
-from ..values import UNKNOWN, Val, broadcast_shapes, collect, promote
+from ..values import UNKNOWN, Val, broadcast_shapes, collect, promote, remap_pairs
 from ..cst_text import node_text
 from ..trace import EMPTY, ScratchRec
 
@@ -35,6 +35,7 @@ class LayoutOps:
             node=nid,
             unit=frozenset(inv[d] for d in x.unit if d in inv),
             varying=frozenset(inv[d] for d in x.varying if d in inv),
+            bounds=remap_pairs(x.bounds, inv),
         )
 
     def shape_op(self, name: str, pos: list[Val], kws: dict, node: cst.Call) -> Val:
@@ -114,6 +115,7 @@ class LayoutOps:
             node=nid,
             unit=frozenset(mapping[d] for d in x.unit if d < len(mapping)),
             varying=frozenset(mapping[d] for d in x.varying if d < len(mapping)),
+            bounds=remap_pairs(x.bounds, mapping),
         )
 
     def op_join(self, a: dict, pos, kws, node: cst.Call) -> Val:

@@ -71,7 +71,8 @@ class MemoryOps:
         dtype = pointee or (f"elem:{ptr}" if ptr else None)
         inputs = [v for v in (p, a.get("mask"), a.get("other")) if v is not None]
         nid = self.add_node("load", node, shape, dtype, inputs)
-        self._record_access("load", nid, node, ptr, shape, block_ptr, cdim, dtype, descriptor=p.kind == "desc", pointee=pointee)
+        rec = self._record_access("load", nid, node, ptr, shape, block_ptr, cdim, dtype, descriptor=p.kind == "desc", pointee=pointee)
+        rec.align_params = _align_params(p, a, cdim)
         v = Val(shape=shape, dtype=dtype, node=nid, loads=frozenset((nid,)), direct=frozenset((nid,)))
         if shape:
             b = shape_bytes(shape, dtype)
@@ -138,8 +139,12 @@ class MemoryOps:
         nid = self.add_node("other", node, block_shape, f"elem:{ptr}" if ptr else None, inputs)
         offs = a.get("offsets")
         pids = frozenset().union(*(it.pids for it in offs.items)) if offs is not None and offs.kind == "tuple" else EMPTY
+        strides_v = a.get("strides")
+        strides = frozenset().union(*(it.params for it in strides_v.items)) if strides_v is not None and strides_v.kind == "tuple" else EMPTY
+        bounds = frozenset((i, q) for i, it in enumerate(shape_v.items) for q in it.params) \
+            if shape_v is not None and shape_v.kind == "tuple" else EMPTY
         return Val(kind="blockptr", shape=None, block_shape=block_shape, order=order, base=ptr, node=nid, pids=pids, params=base.params,
-                   pointee=base.pointee if base.kind == "value" else None)
+                   pointee=base.pointee if base.kind == "value" else None, strides=strides, bounds=bounds)
 
     def op_make_tensor_descriptor(self, a: dict, pos, kws, node: cst.Call) -> Val:
         v = self.op_make_block_ptr(a, pos, kws, node)
@@ -207,3 +212,22 @@ class MemoryOps:
             return UNKNOWN
         nid = self.add_node("other", node, base.block_shape, f"elem:{base.base}" if base.base else None, [base, a.get("offsets", UNKNOWN)])
         return base.with_(node=nid)
+
+
+def _align_params(p: Val, a: dict, cdim: Optional[int]) -> frozenset:
+    """The integer parameters whose divisibility by 16 decides how wide Triton can vectorise a load along its
+    contiguous dimension ``cdim`` (AxisInfo's alignment: the address's row strides, and the mask's or a ``%``'s
+    bound along ``cdim``); see :func:`tiletune.analysis.footprint.pipelined`."""
+    if cdim is None or p.kind not in ("value", "blockptr"):
+        return EMPTY
+    if p.kind == "blockptr":
+        bc = a.get("boundary_check")
+        checked = {it.literal for it in bc.items} if bc is not None and bc.kind == "tuple" else set()
+        if bc is not None and bc.kind == "value" and isinstance(bc.literal, int):
+            checked = {bc.literal}
+        return p.strides | frozenset(q for d, q in p.bounds if d == cdim and d in checked)
+    out = set(p.strides) | {q for d, q in p.bounds if d == cdim}
+    mask = a.get("mask")
+    if mask is not None and mask.kind == "value":
+        out |= {q for d, q in mask.bounds if d == cdim}
+    return frozenset(out)

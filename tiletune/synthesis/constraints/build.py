@@ -20,12 +20,12 @@ from __future__ import annotations
 from typing import Optional
 
 from ...analysis.classify import DOT_MIN
-from ...analysis.expr import Expr, cdiv, const, emax, emin, product, sym
+from ...analysis.expr import ALIGN16_PREFIX, Expr, cdiv, const, emax, emin, product, sym
 from ...analysis.model import DTYPE_BYTES, KernelSpec, Role
 from ...errors import SynthesisError
 from ..space import Space, resolve_dtype
 from .conditions import parse_condition
-from .core import AccessTerm, Constraint, DotTerm, Model
+from .core import PIPELINED_SHARED, AccessTerm, Constraint, DotTerm, Model
 from .preds import Pred, Term, TermLike, pred_str
 from .programs import programs, trips
 
@@ -109,6 +109,7 @@ def build_model(space: Space, *, strict: bool = True) -> Model:
     dot_terms = _dots(b, family, tile_numels)
     foot = _footprint(b)
     family.capacity_rules(b, foot, dot_terms, tile_numels)
+    foot.pop(PIPELINED_SHARED, None)
     _static_asserts(b)
     count, source = programs(space, b.notes)
     return Model(
@@ -236,10 +237,17 @@ def _footprint(b: Builder) -> dict[str, Expr]:
         if b.strict:
             b.notes.append("the analysis gave no footprint; capacity constraints are left out")
         return foot
-    for key in ("live_bytes", "shared_bytes", "dot_operand_bytes", "accumulator_bytes"):
+    for key in ("live_bytes", "shared_bytes", "dot_operand_bytes", "accumulator_bytes", "unstaged_bytes"):
+        if key == "unstaged_bytes" and fp.unstaged_bytes.is_const:
+            continue  # every operand load pipelined: no term
         e = b.bind(getattr(fp, key))
         if e is not None:
             foot[key] = e
+    aligned = {s: 1 for s in fp.shared_bytes.symbols() if s.startswith(ALIGN16_PREFIX)}
+    if aligned and "shared_bytes" in foot:  # the figure as if every load were pipelined (the register estimate)
+        e = b.bind(fp.shared_bytes.substitute(aligned))
+        if e is not None:
+            foot[PIPELINED_SHARED] = e
     return foot
 
 

@@ -16,7 +16,11 @@ from ...analysis.expr import Expr, const
 from ..space import Space
 from .preds import Pred, TermLike, evaluate, pred_symbols, pred_to_z3
 
-__all__ = ["Constraint", "AccessTerm", "DotTerm", "Model"]
+__all__ = ["Constraint", "AccessTerm", "DotTerm", "Model", "PIPELINED_SHARED"]
+
+#: The footprint key (only while the family's capacity rules run) of the shared-memory figure with every
+#: ``tl.dot`` operand load counted as pipelined: the register estimate subtracts it from the live tiles.
+PIPELINED_SHARED = "pipelined_shared_bytes"
 
 
 #: A constraint's text longer than this shows its footprint expression as f(variables).

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ...analysis.expr import Expr, const, emax, emin, sym
 from ..space import NUM_WARPS
-from .core import Constraint, DotTerm
+from .core import PIPELINED_SHARED, Constraint, DotTerm
 from .nvidia_defects import defect_rules
 from .preds import Pred
 
@@ -56,7 +56,13 @@ def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: l
         # Registers hold the live tiles except what is staged in shared memory
         # (pipelined tl.dot operands); never less than the accumulators.
         if dots and "shared_bytes" in foot:
-            foot["register_bytes"] = emax(foot["live_bytes"] - foot["shared_bytes"], foot.get("accumulator_bytes", const(0)))
+            # the live estimate counts every loop load num_stages times; what the pipeliner stages is taken out,
+            # counted as if every operand load were pipelined (an unpipelined one holds its single copy in
+            # registers and its one shared buffer besides: the estimate stays what it was fitted as)
+            staged = foot.pop(PIPELINED_SHARED, foot["shared_bytes"])
+            # an operand load Triton does not pipeline is loaded into registers before its shared buffer
+            unstaged = foot.get("unstaged_bytes", const(0)) * UNSTAGED_REGISTERS
+            foot["register_bytes"] = emax(foot["live_bytes"] - staged + unstaged, foot.get("accumulator_bytes", const(0)))
         else:
             foot["register_bytes"] = foot["live_bytes"]
     if "shared_bytes" in foot and t.shared_bytes:
@@ -77,6 +83,10 @@ def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: l
             )
         )
 
+
+#: Copies of an unpipelined operand tile the register estimate adds (it is loaded into registers, then stored
+#: to its one shared buffer; a pipelined one goes global -> shared by cp.async)
+UNSTAGED_REGISTERS = 1
 
 #: Registers per thread a wgmma needs beside its accumulator fragment: ptxas asked for 154 ("Try to compile
 #: with register target of 154 or higher") where the m64n256 fragment takes 128.
