@@ -152,3 +152,28 @@ def test_fp32_operands_with_an_odd_stride_are_still_multi_buffered_by_the_compil
     got = [r.shared for r in compile_in_subprocess(jobs, workers=2)]
     # N = 5000 is odd, but a 1-element fp32 vector is 32 bits: cp.async copies it, both operands are staged
     assert got == expected == [4 * (64 * 32 + 32 * 64) * 4, 3 * (32 * 32 + 32 * 64) * 4]
+
+
+def test_a_launch_whose_strides_align_otherwise_is_tuned_apart(tmp_path, monkeypatch):
+    """The same ``key`` with a row stride of other alignment: one pipelining decides shared memory for the
+    other no longer (a winner of one shared buffer may need num_stages of them), so it is tuned again, as
+    Triton compiles it again; each launch computes the product."""
+    import torch
+
+    import tiletune
+
+    monkeypatch.setenv("TILETUNE_CACHE_DIR", str(tmp_path))
+    fx = fixtures.load("matmul")
+    tuned = tiletune.autotune(configs=[], key=fx.KEY, target="h100", top_k=2)(fx.KERNEL)
+    shape = {"M": 32, "N": 32, "K": 32}
+    aligned = fx.make_args(shape)
+    fx.launch(tuned, aligned)
+    wide = torch.randn(32, 40, dtype=torch.float16)
+    odd = fx.make_args(shape)
+    odd["a_ptr"] = wide[:, :32]
+    odd["stride_am"], odd["stride_ak"] = odd["a_ptr"].stride()
+    assert odd["stride_am"] == 40  # not a multiple of 16: A's rows are not 16-byte aligned
+    fx.launch(tuned, odd)
+    assert len(tuned._fast) == 2
+    for args in (aligned, odd):
+        torch.testing.assert_close(args["c_ptr"].float(), fx.reference(args)[0], **fx.TOLERANCE)

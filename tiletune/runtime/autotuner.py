@@ -255,6 +255,9 @@ class Autotuner(_TritonAutotuner):
 
     # ================================================================ dispatch (hot path)
     def run(self, *args: Any, **kwargs: Any) -> Any:
+        if not self._binder.alignment_keyed:  # once: what decides Triton's pipelining joins the key
+            from tiletune.synthesis.alignment import spec_alignment_params
+            self._binder.key_alignment(spec_alignment_params(self.spec()) if self.synthesize_configs else ())
         key = self._binder.key(args, kwargs)
         hit = self._fast.get(key)
         if hit is None:
@@ -269,8 +272,7 @@ class Autotuner(_TritonAutotuner):
         return self.fn.run(*args, **kwargs, **config_kwargs)
 
     def _tune_and_launch(self, key: tuple, args: tuple, kwargs: Dict[str, Any]) -> Any:
-        """The first launch of a key: decide its config, launch it; a cached config that fails at
-        launch is re-tuned once (:func:`~tiletune.runtime.decision.first_cached_launch`)."""
+        """The first launch of a key: decide its config, launch it; a cached one failing at launch is re-tuned once."""
 
         def launch(hit: tuple) -> Any:
             config, config_kwargs = hit
@@ -393,8 +395,7 @@ class Autotuner(_TritonAutotuner):
         self.candidates_stage()._check_grid(grid, bound, configs)
 
     def _checked_names(self, bound: Mapping[str, Any]) -> list:
-        """The tensor arguments whose contents the agreement check and ``verify`` compare (and snapshot):
-        :func:`~tiletune.runtime.side_effects.verify_targets` over the analysis's stored and atomic pointers."""
+        """The tensors the agreement check and ``verify`` compare: ``verify_targets`` over the stored/atomic pointers."""
         spec = self.spec()
         stored = [] if spec is None else list(spec.stored_pointers) + list(spec.atomic_pointers)
         return verify_targets(bound, self.reset_to_zero, self.restore_value, stored)
@@ -416,9 +417,8 @@ class Autotuner(_TritonAutotuner):
             search_breadth=self.search_breadth, seeds=lambda add: warm_seeds(self, problem, add, pg))
 
     def _fork_ahead(self, session: CompileSession, target: Any = None) -> None:
-        """Fork ``session``'s first children, each warming its compiler for ``target`` (default: Triton's)
-        while this process analyses and synthesises (:meth:`CompileSession.fork_ahead`; a no-op once this
-        process' compiler is warm, under the interpreter, or once the session forked)."""
+        """Fork ``session``'s first children, warming their compilers for ``target`` (default: Triton's) while this
+        process analyses (:meth:`CompileSession.fork_ahead`; a no-op once warm, interpreted or forked)."""
         session.fork_ahead([self.fn], target, n=None if self.synthesize_configs else len(self.configs))
 
     def _cold_session(self) -> Optional[CompileSession]:

@@ -125,10 +125,24 @@ class Binder:
         # (position, name) pairs, precomputed for the hot path
         self._key_slots = tuple((self.index[k], k) for k in self.key_names if k in self.index)
         self._dtype_slots = tuple((i, n) for i, n in enumerate(self.arg_names) if n not in self.constexpr)
+        self._align_slots: tuple = ()
+        self.alignment_keyed = False
+
+    def key_alignment(self, names: Sequence[str]) -> None:
+        """Make the in-memory key also say whether each of ``names`` is a multiple of 16 (those not in ``key``).
+
+        ``names`` are the integers that decide which loads Triton pipelines
+        (:func:`tiletune.synthesis.alignment.alignment_params`); Triton
+        specialises on the same fact.  A config tuned where a load was not
+        pipelined (one shared buffer) may not fit where it is (``num_stages``
+        buffers), so the two launches are tuned apart."""
+        self._align_slots = tuple((self.index[n], n) for n in names if n in self.index and n not in self.key_names)
+        self.alignment_keyed = True
 
     # ------------------------------------------------------------------ hot path
     def key(self, args: tuple, kwargs: Mapping[str, Any]) -> tuple:
-        """The in-memory tuning key: key values, then the dtype of each tensor argument."""
+        """The in-memory tuning key: key values, the dtype of each tensor argument, then the alignment of the
+        integers :meth:`key_alignment` names."""
         n = len(args)
         out = []
         for i, name in self._key_slots:
@@ -138,6 +152,9 @@ class Binder:
             d = getattr(a, "dtype", None)
             if d is not None:
                 out.append(d)
+        for i, name in self._align_slots:
+            v = args[i] if i < n else kwargs.get(name, self.defaults.get(name))
+            out.append(isinstance(v, int) and v % 16 == 0)
         return tuple(out)
 
     # ------------------------------------------------------------------ tuning path

@@ -19,7 +19,7 @@ from typing import Iterable, Mapping
 
 from ..analysis.expr import ALIGN16_PREFIX
 
-__all__ = ["bind_alignment", "alignment_params", "alignment_shapes"]
+__all__ = ["bind_alignment", "alignment_params", "alignment_shapes", "spec_alignment_params"]
 
 
 def alignment_params(exprs: Iterable) -> list[str]:
@@ -32,6 +32,12 @@ def alignment_params(exprs: Iterable) -> list[str]:
             if s.startswith(ALIGN16_PREFIX):
                 names.add(s[len(ALIGN16_PREFIX):])
     return sorted(names)
+
+
+def spec_alignment_params(spec) -> list[str]:
+    """The integers whose alignment decides which of ``spec``'s loads are pipelined ([] without a footprint)."""
+    fp = getattr(spec, "footprint", None)
+    return alignment_params([fp.shared_bytes] if fp is not None else [])
 
 
 def bind_alignment(names: Iterable[str], known: Mapping[str, int], kernel: str,
@@ -70,8 +76,7 @@ def alignment_shapes(spec, bound: Mapping[str, object]) -> dict[str, int]:
     memory as Triton allocates it at this launch (an argument absent or not an int stays unknown)."""
     import numbers
 
-    fp = getattr(spec, "footprint", None)
-    names = alignment_params([fp.shared_bytes] if fp is not None else [])
+    names = spec_alignment_params(spec)
     out: dict[str, int] = {}
     for name in names:
         v = bound.get(name)
