@@ -1,0 +1,97 @@
+"""Two runs of the cold first-tune bench side by side: how far each pair's ratios moved (issue 25's repeat check).
+
+    python bench/cold_repeat.py RUN_A/first_tune_cold.json RUN_B/first_tune_cold.json [--out FILE.md]
+
+Per pair present in both runs: tiletune / best known and the hand list / best known in each run, the move
+between runs, and the stated noise of the pair's reference (the larger of the two runs': the spread of the
+interleaved re-timing rounds).  A kernel-time ratio that moved more than twice its stated noise plus 1% is
+flagged: the pick changed, or the reference did.  First-tune seconds are reported, not judged (a cold
+process' wall time moves with the host, not with tiletune).  CPU only: it reads the JSON files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+#: A ratio that moved more than ``NOISE_FACTOR x noise + NOISE_FLOOR`` between runs is flagged.
+NOISE_FACTOR = 2.0
+NOISE_FLOOR = 0.01
+
+
+def _pairs(path: Path) -> Dict[Tuple[str, str], dict]:
+    rows = json.loads(path.read_text())["rows"]
+    return {(r["kernel"], json.dumps(r["shape"], sort_keys=True)): r for r in rows}
+
+
+def _fmt(x: Optional[float], digits: int = 3) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def compare(a: Path, b: Path) -> Tuple[List[dict], dict]:
+    """Rows of the pairs in both runs and a summary (pairs, flagged, largest move)."""
+    pa, pb = _pairs(a), _pairs(b)
+    rows: List[dict] = []
+    for key in [k for k in pa if k in pb]:
+        ra, rb = pa[key], pb[key]
+        noise = max((ra.get("reference") or {}).get("noise") or 0.0, (rb.get("reference") or {}).get("noise") or 0.0)
+        out: Dict[str, Any] = {"kernel": key[0], "shape": ra["shape"], "noise": noise,
+                               "tiletune_pick": [ra.get("tiletune_pick"), rb.get("tiletune_pick")]}
+        flagged = []
+        for side in ("tiletune_over_best", "hand_over_best"):
+            x, y = ra.get(side), rb.get(side)
+            out[side] = [x, y]
+            if x is not None and y is not None and abs(x - y) > NOISE_FACTOR * noise + NOISE_FLOOR:
+                flagged.append(side)
+        fa = (ra.get("tiletune_first_s") or 0) / (ra.get("hand_first_s") or 1) if ra.get("tiletune_first_s") else None
+        fb = (rb.get("tiletune_first_s") or 0) / (rb.get("hand_first_s") or 1) if rb.get("tiletune_first_s") else None
+        out["first_tune_over_hand"] = [fa, fb]
+        out["flagged"] = flagged
+        rows.append(out)
+    moves = [abs(r["tiletune_over_best"][0] - r["tiletune_over_best"][1]) for r in rows
+             if None not in r["tiletune_over_best"]]
+    summary = {"pairs": len(rows), "flagged": sum(1 for r in rows if r["flagged"]),
+               "largest_tiletune_move": max(moves) if moves else None,
+               "median_tiletune_move": statistics.median(moves) if moves else None,
+               "same_pick": sum(1 for r in rows if r["tiletune_pick"][0] == r["tiletune_pick"][1])}
+    return rows, summary
+
+
+def markdown(a: Path, b: Path, rows: List[dict], summary: dict) -> str:
+    """The comparison as a markdown table."""
+    lines = [f"# Repeat of the cold first-tune bench: `{a}` against `{b}`", "",
+             f"{summary['pairs']} pairs in both runs; same tiletune pick in {summary['same_pick']}; "
+             f"tiletune/best moved by a median {_fmt(summary['median_tiletune_move'])} and at most "
+             f"{_fmt(summary['largest_tiletune_move'])}; flagged (a ratio moved more than {NOISE_FACTOR:g} x the "
+             f"pair's noise + {NOISE_FLOOR:g}): {summary['flagged']}.", "",
+             "| kernel | shape | tiletune/best A | B | hand/best A | B | noise | first tune tt/hand A | B | flagged |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        shape = ",".join(f"{k}={v}" for k, v in r["shape"].items())
+        t, h, f = r["tiletune_over_best"], r["hand_over_best"], r["first_tune_over_hand"]
+        lines.append(f"| {r['kernel']} | {shape} | {_fmt(t[0])} | {_fmt(t[1])} | {_fmt(h[0])} | {_fmt(h[1])} | "
+                     f"{_fmt(r['noise'])} | {_fmt(f[0], 2)} | {_fmt(f[1], 2)} | {', '.join(r['flagged']) or ''} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Entry point."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("a", type=Path)
+    ap.add_argument("b", type=Path)
+    ap.add_argument("--out", type=Path, default=None, help="write the markdown here (and the JSON beside it)")
+    opts = ap.parse_args(argv)
+    rows, summary = compare(opts.a, opts.b)
+    text = markdown(opts.a, opts.b, rows, summary)
+    if opts.out is not None:
+        opts.out.write_text(text)
+        opts.out.with_suffix(".json").write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
