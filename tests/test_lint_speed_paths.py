@@ -334,3 +334,23 @@ def test_a_texts_nesting_is_walked_once_for_both_depth_limits():
     finally:
         positions.too_deep = real
         positions.forget_tree()
+
+
+def test_the_fast_codegen_hooks_leave_every_other_codegen_as_libcsts_and_are_put_back():
+    from libcst._nodes.expression import _BaseParenthesizedNode
+
+    from tiletune.analysis import positions
+
+    own_codegen, own_parenthesize = cst.CSTNode._codegen, _BaseParenthesizedNode._parenthesize
+    module = cst.parse_module(TRICKY)
+    code, ranges = module.code, dict(whole_module_positions(module))
+    with positions._fast_codegen():
+        assert cst.CSTNode._codegen is not own_codegen  # installed while positions are computed
+        with positions._fast_codegen():  # nested users share it
+            pass
+        assert cst.CSTNode._codegen is not own_codegen
+        # another codegen state meanwhile (module.code, libcst's own position pass) goes to libcst's methods
+        assert module.code == code
+        assert dict(whole_module_positions(module)) == ranges
+    assert cst.CSTNode._codegen is own_codegen and _BaseParenthesizedNode._parenthesize is own_parenthesize
+    assert _same_positions(TRICKY) > 100  # and the per-statement pass through them equals libcst's

@@ -125,6 +125,10 @@ def root_name(node: cst.CSTNode) -> Optional[str]:
 
 
 _IS_NODE: dict = {}  # isinstance(x, cst.CSTNode) goes through the ABC machinery: once per class
+#: The classes :func:`is_cst_node` has answered so far, by answer: the walkers over every node test
+#: ``type(x) in NODE_TYPES`` first (a set lookup instead of a call per field) and call it for the rest.
+NODE_TYPES: set = set()
+NOT_NODE_TYPES: set = set()
 
 
 def is_cst_node(value: object) -> bool:
@@ -133,4 +137,5 @@ def is_cst_node(value: object) -> bool:
     known = _IS_NODE.get(cls)
     if known is None:
         known = _IS_NODE[cls] = issubclass(cls, cst.CSTNode)
+        (NODE_TYPES if known else NOT_NODE_TYPES).add(cls)
     return known

@@ -35,7 +35,7 @@ from typing import Dict, Iterable, List, Optional, Set
 
 import libcst as cst
 
-from .cst_text import TOKEN_FIELDS, is_cst_node
+from .cst_text import NODE_TYPES as _NODE_TYPES, NOT_NODE_TYPES as _NOT_NODE_TYPES, TOKEN_FIELDS, is_cst_node
 
 __all__ = ["find_meaning"]
 
@@ -355,11 +355,12 @@ def _children(node: cst.CSTNode) -> List[cst.CSTNode]:
     kids: List[cst.CSTNode] = []
     for name in _child_fields(type(node)):
         value = getattr(node, name)
-        if type(value) in (list, tuple):
+        kind = type(value)
+        if kind is list or kind is tuple:
             for item in value:
-                if _is_node(item):
+                if type(item) in _NODE_TYPES or _is_node(item):
                     kids.append(item)
-        elif _is_node(value):
+        elif kind in _NODE_TYPES or (kind not in _NOT_NODE_TYPES and _is_node(value)):
             kids.append(value)
     return kids
 

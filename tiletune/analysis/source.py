@@ -22,7 +22,7 @@ import libcst as cst
 from ..deep_stack import MAX_EXPRESSION_DEPTH
 from ..errors import AnalysisError
 from ..files import UnreadableFileError, read_regular_bytes
-from .cst_text import TOKEN_FIELDS, is_cst_node
+from .cst_text import NODE_TYPES as _NODE_TYPES, NOT_NODE_TYPES as _NOT_NODE_TYPES, TOKEN_FIELDS, is_cst_node
 from .model import Span
 from .positions import LazyPositions, nested_deeper_than, python_tree, whole_module_positions
 
@@ -225,10 +225,11 @@ def iter_nodes(root: cst.CSTNode):
         yield node
         for name in _child_fields(type(node)):
             value = getattr(node, name)
-            if is_cst_node(value):  # isinstance on libcst's abstract base goes through the ABC machinery
-                stack.append(value)
-            elif isinstance(value, (list, tuple)):
-                stack.extend(item for item in value if is_cst_node(item))
+            kind = type(value)
+            if kind in _NODE_TYPES or (kind not in _NOT_NODE_TYPES and is_cst_node(value)):
+                stack.append(value)  # (isinstance on libcst's abstract base goes through the ABC machinery)
+            elif kind is list or kind is tuple or isinstance(value, (list, tuple)):
+                stack.extend(item for item in value if type(item) in _NODE_TYPES or is_cst_node(item))
 
 
 def _child_fields(cls: type) -> tuple[str, ...]:
@@ -279,11 +280,12 @@ class ModuleScan:
             visit(self, node)
         for name in fields:
             value = getattr(node, name)
-            if isinstance(value, (list, tuple)):
+            kind = type(value)
+            if kind is list or kind is tuple or (kind not in _NODE_TYPES and isinstance(value, (list, tuple))):
                 for item in value:
-                    if is_cst_node(item):
+                    if type(item) in _NODE_TYPES or is_cst_node(item):
                         self._walk(item)
-            elif is_cst_node(value):
+            elif kind in _NODE_TYPES or (kind not in _NOT_NODE_TYPES and is_cst_node(value)):
                 self._walk(value)
         if leave is not None:
             leave(self, node)

@@ -8,6 +8,7 @@ them at once and advances its progress bar); :func:`lint_paths` collects them.
 
 from __future__ import annotations
 
+import gc
 import os
 from typing import Any, Iterable, Iterator, Optional, Sequence
 
@@ -122,10 +123,18 @@ def _lint_parallel(files: list[str], jobs: int, kwargs: dict) -> Iterator[tuple[
         import tiletune.analysis  # noqa: F401  (warm the parent before forking)
 
         _load_rules()
+        # The imported modules' objects go to the collector's permanent generation: the workers'
+        # collections between files then never walk them (nor write to their pages, shared with
+        # the parent until written).
+        gc.freeze()
     # Files go to the workers in file order and come back in file order, each
     # as soon as it and the files before it are done: the output streams and is
     # the same for any number of jobs.
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        futures = [pool.submit(_lint_one, (f, kwargs)) for f in files]
-        for fut in futures:
-            yield fut.result()
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            futures = [pool.submit(_lint_one, (f, kwargs)) for f in files]
+            for fut in futures:
+                yield fut.result()
+    finally:
+        if "fork" in methods:
+            gc.unfreeze()
