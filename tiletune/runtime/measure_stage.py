@@ -190,6 +190,7 @@ class MeasureStage:
             trial.deadline = t_start + policy.max_seconds  # the descent narrows it to the time budget
             trial.budget_of = (t_start, lambda c, setup: time_budget(policy, c, setup))
         if synthesized and self.top_k is None:
+            trial.pool = [(tuple(sorted(c.kwargs.items())), c.num_warps) for c in configs]  # refills refusals
             costs = [self.synthesis.costs.get(config_str(c)) for c in configs]
             n_first = first_batch_size(costs, policy)
             batch = first_batch([(tuple(sorted(c.kwargs.items())), c.num_warps) for c in configs], n_first,
