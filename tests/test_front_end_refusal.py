@@ -111,6 +111,7 @@ def test_refused_candidates_are_never_timed_and_the_next_ranked_are_measured_ins
     # a refused tile is dropped with every candidate of that tile: none of them compiled a second time
     blocks = [c.kwargs["BLOCK"] for c in refused]
     assert len(blocks) == len(set(blocks))
+    assert tuner.search_facts["refused"] >= len(refused)  # the log's search_facts count them
 
 
 def test_every_candidate_refused_is_the_same_clear_error(kernels, children):

@@ -265,6 +265,7 @@ class MeasureStage:
         facts["batches"] = list(trial.batches)  # the first batch, then the descent's rounds
         facts["bench_call_s"] = trial.retime_cost_s(1, 1)  # median seconds of one screening measurement
         facts["contended"] = len(trial.contended)  # timed while compile work ran in this process
+        facts["refused"] = len(trial.refused)  # dropped unmeasured: Triton's front end refused them (children)
         facts["abandoned"] = len(trial.abandoned)  # not timed: the deadline came first (compiles not awaited)
         facts["late_timed"] = len(trial.late)  # compiled when the deadline came: timed short, not abandoned
         if trial.deadline is not None:
