@@ -23,6 +23,9 @@ it is not imported).  ``other`` is ``total`` less the top-level parts.
     mkdir /tmp/base && git archive d5a5712 tiletune | tar -x -C /tmp/base     # the base commit's tiletune
     python bench/fixed_cost.py --compare /tmp/base --out fixed_cost.json      # before/after, runs interleaved
     python bench/fixed_cost.py --record tests/data/first_candidates.json   # the ranked lists (tests compare)
+    python bench/fixed_cost.py --fork-ahead --pairs 0,7   # the stage beside the compile children forked ahead
+
+``faults`` counts the stage's minor page faults (copy-on-write copies of pages shared with forked children).
 
 Every column is CPU seconds of the child process (``time.process_time``), median over ``--runs`` processes.
 Prints a table (median CPU seconds per stage) and writes ``--out`` (JSON) when given.
@@ -33,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -55,6 +59,9 @@ def _clock() -> float:
     return time.process_time()
 
 
+#: ``--fork-ahead``: each child forks its compile children before the candidates stage (FIXED_COST_FORK_AHEAD=1).
+FORK_AHEAD = False
+
 #: The parts timed inside the candidates stage: (label, module, attribute); nested parts count inclusive.
 PARTS = [
     ("analysis", "tiletune.runtime.live_kernel", "analyze_live"),
@@ -76,7 +83,12 @@ PARTS = [
 #: The parts that do not nest in one another (``other`` = ``total`` less these).
 TOP = ("analysis", "request", "synthesize", "ir_refused", "ir_read", "ir_tiles", "grid")
 COLUMNS = ("import", "decorate", "total", "analysis", "request", "synthesize", "space", "model", "enumerate", "cost", "rank",
-           "point_costs", "candidates", "ir_refused", "ir_read", "ir_tiles", "grid", "z3", "other", "lowerings")
+           "point_costs", "candidates", "ir_refused", "ir_read", "ir_tiles", "grid", "z3", "other", "lowerings",
+           "faults")
+
+
+#: Columns that count (printed as integers): Triton front-end lowerings, minor page faults of the stage.
+COUNTS = ("lowerings", "faults")
 
 
 def _wrap(seconds: Dict[str, float], calls: Dict[str, int], label: str, fn: Callable) -> Callable:
@@ -171,6 +183,14 @@ def child(index: int) -> dict:
             setattr(owner, name, _wrap({}, calls, label, getattr(owner, name)))
             continue
         setattr(owner, name, _wrap(seconds, calls, label, getattr(owner, name)))
+    session = None
+    if os.environ.get("FIXED_COST_FORK_AHEAD") == "1":  # as a first tune starts: its compile children forked
+        from triton.backends.compiler import GPUTarget
+        from tiletune.runtime.compile_workers import CompileSession
+
+        session = CompileSession()
+        session.fork_ahead([problem.KERNEL], GPUTarget("cuda", 90, 32))
+    faults0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     t0 = _clock()
     z3_t = 0.0
     if not z3_before:
@@ -195,7 +215,10 @@ def child(index: int) -> dict:
         if not z3_before:
             builtins.__import__ = real_import
     total = _clock() - t0
-    out = {"pair": index, "kernel": pair["kernel"], "source": pair["source"], "shape": pair["shape"],
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults0
+    if session is not None:
+        session.close()
+    out = {"faults": faults, "pair": index, "kernel": pair["kernel"], "source": pair["source"], "shape": pair["shape"],
            "import": t_import, "decorate": t_decorate, "total": total, "z3": z3_t, "calls": calls,
            "tiletune": str(Path(tiletune.__file__).resolve().parent), **got}
     out.update({label: seconds.get(label, 0.0) for label, _, _ in PARTS if label != "lowerings"})
@@ -233,6 +256,8 @@ def _env() -> Dict[str, str]:
 def run_child(index: int, tiletune_from: str = "") -> dict:
     """One fresh process for one pair (its tiletune from ``tiletune_from`` when given, else this checkout)."""
     env = _env()
+    if FORK_AHEAD:
+        env["FIXED_COST_FORK_AHEAD"] = "1"
     if tiletune_from:
         env["FIXED_COST_TILETUNE"] = tiletune_from
     proc = subprocess.run([sys.executable, __file__, "--child", str(index)], capture_output=True, text=True,
@@ -266,10 +291,10 @@ def table(rows: List[dict]) -> str:
     lines = [head, "|" + "---|" * (len(COLUMNS) + 1)]
     for r in rows:
         shape = ",".join(f"{k}={v}" for k, v in r["shape"].items())
-        cells = [f"{r[c]:.0f}" if c == "lowerings" else f"{r[c]:.3f}" for c in COLUMNS]
+        cells = [f"{r[c]:.0f}" if c in COUNTS else f"{r[c]:.3f}" for c in COLUMNS]
         lines.append(f"| {r['pair']} {r['kernel']} {shape} | " + " | ".join(cells) + " |")
     if rows:
-        cells = [f"{sum(r[c] for r in rows):.0f}" if c == "lowerings" else f"{sum(r[c] for r in rows):.3f}"
+        cells = [f"{sum(r[c] for r in rows):.0f}" if c in COUNTS else f"{sum(r[c] for r in rows):.3f}"
                  for c in COLUMNS]
         lines.append("| **sum** | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -284,9 +309,13 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="", help="write the rows as JSON here")
     ap.add_argument("--compare", default="", help="a checkout of the base commit: time its tiletune (before) and "
                     "this checkout's (after), runs interleaved")
+    ap.add_argument("--fork-ahead", action="store_true", help="fork the compile children before the candidates "
+                    "stage, as a first tune does (CompileSession.fork_ahead, sm_90): the stage then runs beside them")
     ap.add_argument("--record", default="", help="write each pair's ranked candidates and feasible count (JSON) "
                     "here, computed in this process, and time nothing")
     args = ap.parse_args(argv)
+    global FORK_AHEAD
+    FORK_AHEAD = args.fork_ahead
     if args.child is not None:
         print(json.dumps(child(args.child)))
         return 0

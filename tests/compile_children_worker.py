@@ -7,6 +7,7 @@ process' compile read the child's binary back (same hash, no new cache
 entry), and the error of the spec that cannot compile.
 """
 
+import gc
 import json
 import os
 import sys
@@ -63,6 +64,7 @@ def main() -> None:
 
         frozen = session.pool.submit(_frozen_in_child).result()
         warmed = session.pool.submit(_warmed_in_child).result()
+        heap_during = gc.get_freeze_count()
         with ProcessCompiles({"b512w2": spec(512, 2)}, session) as second:
             got["b512w2"] = second.wait("b512w2")
             same_children = set(session.child_pids()) == pids
@@ -70,13 +72,24 @@ def main() -> None:
         with ProcessCompiles({"w1": spec(64, 1), "w2": spec(128, 2), "w4": spec(128, 4)}, session) as third:
             spread = {"compiled": all(third.wait(k) is not None for k in ("w1", "w2", "w4")),
                       "dispatched": list(session.dispatched)}
+    heap_after = gc.get_freeze_count()
+    # a program that froze its heap itself: a session neither freezes nor unfreezes it
+    gc.freeze()
+    program_frozen = gc.get_freeze_count()
+    with CompileSession(workers=1) as session:
+        with ProcessCompiles({"b256w4": spec(256, 4)}, session):
+            pass
+    program_after = gc.get_freeze_count()
+    gc.unfreeze()
     specs["b512w2"] = spec(512, 2)
     before = set(os.listdir(cache))
     out = {"children": {k: (None if v is None else {"cpu_s": v[0], "hash": v[1]}) for k, v in got.items()},
            "second_batch_same_children": same_children, "forked": forked, "spread": spread,
            "child_frozen_objects": frozen, "contention": contention,
            "spans": spans, "setup": setup, "slowest": [slowest[0], slowest[1]] if slowest else None,
-           "child_warmed": {k: v is not None for k, v in warmed.items()}}
+           "child_warmed": {k: v is not None for k, v in warmed.items()},
+           "heap": {"during": heap_during, "after": heap_after, "program_frozen": program_frozen,
+                    "program_after": program_after}}
     for k, s in specs.items():
         try:
             kernel = s.compile()

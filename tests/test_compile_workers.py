@@ -63,6 +63,16 @@ def test_a_batchs_compile_latency_leaves_out_the_sessions_one_time_set_up(compil
     assert compiled["setup"]["typical_within_wall"]
 
 
+def test_the_heap_is_frozen_while_children_share_it_and_unfrozen_after(compiled):
+    """A full collection in this process while forked children share its pages would copy every page it
+    touches (copy-on-write): the heap is frozen while a session's children live, unfrozen when it closes; a
+    heap the program froze itself is left as it is."""
+    heap = compiled["heap"]
+    assert heap["during"] > 1000 and heap["after"] == 0
+    # still frozen (a frozen object freed by its reference count leaves the count: not exactly equal)
+    assert heap["program_frozen"] > 1000 and heap["program_after"] > heap["program_frozen"] // 2
+
+
 def test_the_warm_up_compiles_once_per_process_and_target():
     from tiletune.runtime.compile_workers import warm_compiler
 

@@ -3,8 +3,8 @@
 The candidates stage runs here without TRITON_INTERPRET (the GPU's candidates, the IR oracle on), in child
 processes of ``bench/fixed_cost.py``: the ranked candidate list (configs and order) and the feasible count of
 every cold-bench pair are those recorded on main before the cuts (tests/data/first_candidates.json), and a
-first tune of a kernel whose static reading is complete lowers each distinct candidate tiling once and nothing
-more.
+first tune of a kernel whose static reading is complete lowers nothing in this process where the compile
+children screen (each distinct candidate tiling once, and nothing more, with compile processes off).
 """
 
 from __future__ import annotations
@@ -62,10 +62,22 @@ def _name(pair: dict) -> str:
     return pair_name(pair)
 
 
-def test_a_complete_static_reading_lowers_each_distinct_candidate_tiling_once_and_nothing_more():
-    # rms_norm (fixture) at M=100, N=3000: a complete static reading, one tiling (BLOCK_SIZE) among its candidates
+def test_a_complete_static_reading_lowers_nothing_where_the_compile_children_screen():
+    # rms_norm (fixture) at M=100, N=3000: a complete static reading; the compile children run Triton's front end
+    # first (a refusal comes back before any backend work), so the candidates stage lowers nothing
     index = next(i for i, p in enumerate(cold_pairs.GPU_PAIRS) if p["kernel"] == "rms_norm")
     got = json.loads(_run("--child", str(index)).stdout.strip().splitlines()[-1])
+    assert got["lowerings"] == 0 and got["distinct"] is None and got["refused"] == 0
+    assert got["calls"].get("ir_read", 0) == 0 and got["calls"].get("ir_refused", 0) == 0
+
+
+def test_with_compile_processes_off_the_screen_lowers_each_distinct_candidate_tiling_once_and_nothing_more():
+    index = next(i for i, p in enumerate(cold_pairs.GPU_PAIRS) if p["kernel"] == "rms_norm")
+    env = {**_env(), "TILETUNE_COMPILE_PROCESSES": "0"}
+    proc = subprocess.run([sys.executable, str(BENCH), "--child", str(index)], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
     assert got["distinct"] >= 1 and got["refused"] == 0
     # the screen's lowerings only: no doubled/halved tiling probes of a reading the IR would only confirm
     assert got["lowerings"] == got["distinct"]

@@ -897,3 +897,12 @@ def test_the_search_budget_stays_priced_at_the_first_compile_when_the_batch_comp
     trial.compile_s, trial.setup_s = 1.6, 0.4  # the batch's median, once every compile finished
     assert trial.search_seconds(default) == pytest.approx(first)
     assert first < time_budget(default, 1.6, 0.4) < default.max_seconds
+
+
+def test_a_refused_first_batch_slot_goes_to_the_next_ranked_tiling_not_met_before_its_variants():
+    from tiletune.runtime.search import refill
+
+    tilings = ["a", "a", "b", "c", "b", "d"]  # candidate i's tiling, best ranked first
+    assert refill(tilings, {0, 2}, 2) == [3, 5]  # c and d before a's and b's other variants
+    assert refill(tilings, {0, 2, 3, 5}, 3) == [1, 4]  # then the variants, in rank order
+    assert refill(tilings, set(range(6)), 2) == []

@@ -345,8 +345,10 @@ class CandidatesStage:
         # every constexpr must get a value from somewhere
         given = set(bound) | set(configs[0].kwargs)
         unset = [n for n in self.arg_names if n in self.constexpr and n not in given]
+        ir_tiled = False
         if unset:
             configs = self._ir_tiling(bound, configs, unset, report)
+            ir_tiled = any(n in configs[0].kwargs for n in unset)
             unset = [n for n in unset if n not in configs[0].kwargs]
         if unset:
             raise TuningError(
@@ -357,7 +359,8 @@ class CandidatesStage:
         report.note(f"synthesized {len(configs)} candidate(s) of {result.feasible_count} feasible for "
                     f"{target.name}, shapes {shapes}, dtypes {dict(dtypes)}")
         searched = [n for n in verdict.tuned if n not in drop]
-        configs = self._oracle_screen(bound, configs, searched, report, read=not spec.complete)
+        configs = self._oracle_screen(bound, configs, searched, report, read=not spec.complete,
+                                      here=not spec.complete or ir_tiled)
         point_costs: Dict[tuple, float] = {}
         for (items, warps, stages), cost in result.point_costs.items():
             key = (tuple((k, v) for k, v in items if k not in drop), warps, stages)
@@ -369,15 +372,27 @@ class CandidatesStage:
         return configs
 
     def _oracle_screen(self, bound: Mapping[str, Any], configs: List[Config], searched: List[str],
-                       report: TuningReport, read: bool = True) -> List[Config]:
+                       report: TuningReport, read: bool = True, here: bool = True) -> List[Config]:
         """Drop the candidates Triton's front end refuses, and, with ``read`` (an incomplete static reading),
         say where the IR and the static reading disagree on the tiling parameters (the IR wins: it is what
         Triton compiles).  A complete static reading is not re-read from the IR: its doubled and halved
         probe lowerings would only confirm it (``bench/static_vs_ir.py``: no disagreement where the static
-        reading is complete), and they cost a first tune half as much again as the screen."""
+        reading is complete), and they cost a first tune half as much again as the screen.
+
+        Without ``here`` (a complete static reading whose tiling the IR did not add to) and where the compile
+        children compile every batch (:func:`~tiletune.runtime.parallel_compile.front_end_in_children`), this
+        process lowers nothing: each child runs Triton's front end first and reports a refusal before any
+        backend work, and the measure stage drops the candidate, unmeasured, and measures the next ranked
+        one instead (``_Trial.refuse``).  Lowering the whole pool here, one tiling after another, cost a
+        first tune 75% of its candidates stage (``bench/results/fixed_cost.md``) before any compile began."""
         from . import ir_oracle
+        from .parallel_compile import front_end_in_children
 
         if not configs or not ir_oracle.oracle_enabled(self.fn):
+            return configs
+        if not here and front_end_in_children():
+            report.note("Triton's front end screens each candidate in its compile child: one it refuses is "
+                        "dropped before timing and the next ranked candidate measured instead")
             return configs
         try:
             unique: List[Dict[str, Any]] = []

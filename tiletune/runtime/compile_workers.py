@@ -52,7 +52,7 @@ from .env import env_off
 from .quiet import quiet_child
 from .launcher_prebuild import build_launcher, prepare_launcher_build
 
-__all__ = ["CompileSpec", "processes_enabled", "capture_specs", "children_for", "CompileSession",
+__all__ = ["CompileSpec", "FrontEndRefusal", "processes_enabled", "capture_specs", "children_for", "CompileSession",
            "ProcessCompiles", "WAIT_S", "warm_compiler", "AHEAD_CHILDREN"]
 
 #: Seconds a thread waits for a child's compile before compiling the candidate
@@ -105,15 +105,30 @@ class CompileSpec:
     options: Dict[str, Any]
     target: Any  # triton.backends.compiler.GPUTarget
 
-    def compile(self) -> Any:
-        """Compile (or read back from Triton's cache); the ``CompiledKernel``."""
+    def compile(self, front_end_errors: Optional[List[str]] = None) -> Any:
+        """Compile (or read back from Triton's cache); the ``CompiledKernel``.
+
+        ``front_end_errors``: where Triton's front end (``make_ir``, the compile's first step) raised, its
+        message is appended there (the caller then knows Triton refused the candidate, not the backend)."""
         from triton import compiler
 
         # what the JIT itself calls (it binds them on first use), else Triton's own
         ast_source = getattr(self.fn, "ASTSource", compiler.ASTSource)
         compile_fn = getattr(self.fn, "compile", compiler.compile)
-        return compile_fn(ast_source(self.fn, self.signature, self.constexprs, self.attrs), target=self.target,
-                          options=dict(self.options))
+        src = ast_source(self.fn, self.signature, self.constexprs, self.attrs)
+        if front_end_errors is not None:
+            make_ir = src.make_ir
+
+            def front_end(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    return make_ir(*args, **kwargs)
+                except Exception as exc:
+                    from .triton_ir import refusal_text
+
+                    front_end_errors.append(refusal_text(exc))
+                    raise
+            src.make_ir = front_end
+        return compile_fn(src, target=self.target, options=dict(self.options))
 
     def identity(self) -> str:
         """A string equal for two specs that compile the same thing."""
@@ -198,22 +213,35 @@ def _user_cpu_s() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_utime + resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
 
 
+class FrontEndRefusal(Exception):
+    """Triton's front end refused a candidate in a compile child (a ``tl.static_assert``, a dot under 16, a
+    type error): the message is Triton's, as the IR oracle's screen words it.  Nothing of the backend ran."""
+
+
 def _compile_in_child(session: int, token: int, signature: Dict[str, Any], constexprs: Dict[Any, Any],
                       attrs: Dict[Any, Any], options: Dict[str, Any],
-                      target: Any) -> Tuple[float, Optional[str], Optional[str], float, float]:
+                      target: Any) -> Tuple[float, Optional[str], Optional[str], float, float, Optional[str]]:
     """In a forked child: compile one spec.  ``(user CPU seconds, kernel hash or None, error or None, start,
-    end)``, the last two on ``time.perf_counter`` (CLOCK_MONOTONIC: one clock for the parent and its children
-    on Linux)."""
+    end, refusal or None)``, start and end on ``time.perf_counter`` (CLOCK_MONOTONIC: one clock for the parent
+    and its children on Linux).
+
+    The compile's first step is Triton's front end (``ASTSource.make_ir``): when it raises, the candidate is
+    one Triton refuses, and ``refusal`` carries its message (:func:`tiletune.runtime.triton_ir.refusal_text`,
+    the IR oracle's wording) -- the child returns at once, before any backend pass, and the parent drops the
+    candidate instead of compiling it again (:meth:`ProcessCompiles.refusal`).  The compile children are the
+    screen of a first tune: the parent no longer lowers the whole pool before the first compile starts."""
     from .compile_facts import describe_error
 
     start, t0 = time.perf_counter(), _user_cpu_s()
-    digest, error = None, None
+    digest, error, refusal = None, None, None
+    front: List[str] = []
     try:
         spec = CompileSpec(_KERNELS[session][token], signature, constexprs, attrs, options, target)
-        digest = getattr(spec.compile(), "hash", None)
+        digest = getattr(spec.compile(front_end_errors=front), "hash", None)
     except Exception as exc:  # Triton's exceptions need not pickle: send their text
         error = describe_error(exc)
-    return _user_cpu_s() - t0, digest, error, start, time.perf_counter()
+        refusal = front[0] if front else None
+    return _user_cpu_s() - t0, digest, error, start, time.perf_counter(), refusal
 
 
 def _launcher_in_child(session: int, token: int, signature: Dict[str, Any], constexprs: Dict[Any, Any],
@@ -322,6 +350,46 @@ def children_for(n_jobs: int) -> int:
     return max(1, min(n_jobs, max_workers(n_jobs + 1) - 1))
 
 
+_HEAP_LOCK = threading.Lock()
+_HEAP = {"sessions": 0, "frozen": False}  # sessions with children alive; whether this module froze the heap
+
+
+def _hold_heap() -> bool:
+    """Freeze this process's heap (``gc.freeze``) while compile children share it; True when this session
+    holds the freeze (:func:`_release_heap` at its close).
+
+    After a fork, parent and children share the heap's pages copy-on-write.  A full collection in the parent
+    writes every object's collector header, copying each page it touches: on a first tune, the collection
+    that the analysis and synthesis trigger landed right after the children were forked ahead, and the
+    candidates stage took 0.31-0.48 CPU s instead of 0.15 (matmul, 10 children, 24.5k page faults against
+    9.7k; bench/fixed_cost.py --fork-ahead).  Frozen objects are left out of every collection; they are
+    unfrozen (collected as before) once the last session's children are gone.  A program that froze its
+    heap itself is left as it is."""
+    import gc
+
+    with _HEAP_LOCK:
+        if _HEAP["sessions"] == 0:
+            if gc.get_freeze_count():  # frozen by the program: not ours to freeze or unfreeze
+                return False
+            gc.freeze()
+            _HEAP["frozen"] = True
+        elif not _HEAP["frozen"]:
+            return False
+        _HEAP["sessions"] += 1
+        return True
+
+
+def _release_heap() -> None:
+    """One session that held the freeze (:func:`_hold_heap`) closed; the last one unfreezes the heap."""
+    import gc
+
+    with _HEAP_LOCK:
+        _HEAP["sessions"] = max(0, _HEAP["sessions"] - 1)
+        if _HEAP["sessions"] == 0 and _HEAP["frozen"]:
+            gc.unfreeze()
+            _HEAP["frozen"] = False
+
+
 def _ready() -> None:
     """Submitted to a new pool to fork its children now (a fork-context pool forks at its first submit)."""
 
@@ -365,6 +433,7 @@ class CompileSession:
         self.handed_at: Optional[float] = None  # when the last submit had handed its compiles to the children
         self.fork_rest_s = 0.0  # seconds the last submit spent forking the children beyond its batch's
         self.launcher: Optional[Future] = None  # a child building the kernel's launcher (launcher_prebuild)
+        self.holds_heap = False  # this session froze the heap for its children (_hold_heap)
 
     @property
     def pool(self) -> Optional[ProcessPoolExecutor]:
@@ -376,7 +445,9 @@ class CompileSession:
         return [p.pid for pool in self.pools for p in (getattr(pool, "_processes", None) or {}).values()]
 
     def _fork(self, n: int) -> None:
-        """Start a pool of ``n`` children and fork them now."""
+        """Start a pool of ``n`` children and fork them now (the heap frozen first: :func:`_hold_heap`)."""
+        if not self.holds_heap:
+            self.holds_heap = _hold_heap()
         pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork"),
                                    initializer=_child_start)
         self.pools.append(pool)
@@ -559,6 +630,12 @@ class CompileSession:
         _KERNELS.pop(self.id, None)
         self.pools, self._in_flight, self._sizes, self.dispatched = [], [], [], []
         self.launcher = None
+        self._let_heap_go()
+
+    def _let_heap_go(self) -> None:
+        if self.holds_heap:
+            self.holds_heap = False
+            _release_heap()
 
     def close(self) -> None:
         """Stop the children (a child still compiling, or hung, is terminated).  After a session forked
@@ -567,6 +644,7 @@ class CompileSession:
             target, self.ahead_target = self.ahead_target, None
             warm_after(target)
         if not self.pools:
+            self._let_heap_go()
             return
         children = [p for pool in self.pools for p in (getattr(pool, "_processes", None) or {}).values()]
         for pool in self.pools:  # shutdown forgets the children, so they were listed first
@@ -579,6 +657,7 @@ class CompileSession:
         _KERNELS.pop(self.id, None)
         self.pools, self._in_flight, self._sizes, self.dispatched = [], [], [], []
         self.launcher = None
+        self._let_heap_go()
 
 
 class ProcessCompiles:
@@ -610,7 +689,7 @@ class ProcessCompiles:
         """Where the batch's finished child compiles spent their wall time, in seconds: ``dispatch`` (submit
         to the last child's start), ``compile`` (the longest compile) and ``return`` (the longest wait from a
         child's end until this process saw it done).  Empty before any finished."""
-        spans = [(start, end, self._seen.get(fut)) for fut, (_, _, _, start, end) in self._finished().items()]
+        spans = [(res[3], res[4], self._seen.get(fut)) for fut, res in self._finished().items()]
         if not spans or self.submitted_at is None:
             return {}
         out = {"dispatch": max(0.0, max(s for s, _, _ in spans) - self.submitted_at),
@@ -628,12 +707,12 @@ class ProcessCompiles:
         for k, fut in self.futures.items():
             if fut not in finished:
                 continue
-            _, _, error, start, end = finished[fut]
+            _, _, error, start, end = finished[fut][:5]
             if error is None and (best is None or end - start > best[1]):
                 best = (k, end - start)
         return best
 
-    def _finished(self) -> Dict[Future, Tuple[float, Optional[str], Optional[str], float, float]]:
+    def _finished(self) -> Dict[Future, Tuple[float, Optional[str], Optional[str], float, float, Optional[str]]]:
         """Each finished child compile of this batch (jobs of one compile share it): its result."""
         out = {}
         for fut in set(self.futures.values()):
@@ -664,7 +743,7 @@ class ProcessCompiles:
         (:meth:`wall_s`) is one config's, and a config that compiles for seconds (batched_matmul's
         128x256x32 tile with 6 stages: 1.38 s against 0.3-0.6 s for the rest of its first batch) is one the
         descent's moves around the best measured configs seldom reach."""
-        ends = sorted(end for (_, _, _, _, end) in self._finished().values())
+        ends = sorted(res[4] for res in self._finished().values())
         if self.submitted_at is None or not ends:
             return None
         return max(0.0, ends[(len(ends) - 1) // 2] - self.submitted_at)
@@ -688,6 +767,18 @@ class ProcessCompiles:
         if error is not None or digest is None:
             return None
         return cpu_s, digest
+
+    def refusal(self, k: Hashable, timeout: float = WAIT_S) -> Optional[str]:
+        """Triton's message when job ``k``'s child found that Triton's front end refuses it (waits for the
+        child like :meth:`wait`); None otherwise (compiled, failed in the backend, no child, died, slow)."""
+        fut = self.futures.get(k)
+        if fut is None:
+            return None
+        try:
+            result = fut.result(timeout=timeout)
+        except Exception:  # timed out, or the child died
+            return None
+        return result[5] if len(result) > 5 else None
 
     def __exit__(self, *exc: Any) -> None:
         if self.own:

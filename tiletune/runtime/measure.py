@@ -34,7 +34,7 @@ from .deadline import OtherReady, await_compile, compiled, deadline_left, ready_
 from .decision import protect_side_effects
 from .parallel_compile import compiling, describe_error, parallel_enabled
 from .report import config_str
-from .search import time_budget
+from .search import refill, time_budget
 from .agreement import Checker, MeaningError, attribute, check_mode, hinted_values, meaning_message
 from .side_effects import Snapshot
 from .screening import (LATE_REP_MS, LATE_WARMUP_MS, OVER_SHARE, RESCREEN_FACTOR, RETIME_GAP, RETIME_MAX,  # noqa: F401
@@ -64,6 +64,10 @@ class _CompileFailed(Exception):
     """A candidate whose background compile failed (dropped as such, not as a run failure)."""
 
 
+class _Refused(Exception):
+    """A candidate Triton's front end refused in its compile child (never compiled further, never timed)."""
+
+
 class _Dropped(Exception):
     """A candidate already dropped, with its reason, before it was timed (verification)."""
 
@@ -82,6 +86,10 @@ class _Trial:
         self.configs: List[Config] = []
         self.index: Dict[str, int] = {}
         self.failures: Dict[int, str] = {}
+        self.refused: Dict[int, str] = {}  # dropped because Triton's front end refuses them (Triton's message)
+        # the ranked pool's tilings ((kwargs items, num_warps) per candidate index): a first-batch candidate
+        # Triton refuses is replaced by the next of them (:func:`~tiletune.runtime.search.refill`); empty: none
+        self.pool: List[Any] = []
         self.timings: Dict[int, float] = {}
         self.calls: Dict[int, Callable[[], None]] = {}
         self.snapshot: Optional[Snapshot] = None
@@ -206,6 +214,34 @@ class _Trial:
             self.failures[i] = reason
             self.problem.report.dropped(self.configs[i], reason)
 
+    def refuse(self, i: int, why: str) -> None:
+        """Drop candidate ``i``, which Triton's front end refuses, and every candidate of the same tiling (its
+        constexprs: Triton lowers them alike), none of them timed; said as the IR oracle's screen says it."""
+        kwargs = self.configs[i].kwargs
+        for j, c in enumerate(self.configs):
+            if c.kwargs == kwargs and j not in self.failures and j not in self.timings:
+                self.refused[j] = why
+                self.problem.report.note(f"dropped {config_str(c)} before timing: Triton refuses it ({why})")
+                self.drop(j, f"Triton refuses it ({why})")
+
+    def _refill(self, batch: Sequence[int]) -> Dict[int, Optional[float]]:
+        """After a first batch: its candidates Triton refused are replaced by the next ranked candidates of the
+        pool (:func:`~tiletune.runtime.search.refill`), measured as a first batch in turn.  Raises the
+        "every candidate refused" error when nothing was timed and the pool holds nothing Triton accepts."""
+        refused = [i for i in batch if i in self.refused]
+        if not refused or self.active:  # a group: ranks drop alike and refill nothing (shards differ)
+            return {}
+        taken = set(self.failures) | set(self.timings) | set(batch)
+        more = refill(self.pool, taken, len(refused))
+        if more:
+            return self.measure(more, first=True)
+        if not self.timings and set(self.failures) == set(self.refused):
+            first = self.refused[min(self.refused)]
+            raise TuningError(
+                f"kernel {self.tuner.kernel_name!r}: Triton refuses every synthesized candidate (first: {first}); "
+                "fix the kernel for these launch arguments or pass configs=[...]")
+        return {}
+
     def _verify_agreed(self, alive: List[int], queue: Any) -> List[int]:
         """Verify each of ``alive`` (see :meth:`_verify_one`); the ones kept.  A MeaningError on any rank of
         the group is raised on every rank."""
@@ -233,6 +269,9 @@ class _Trial:
         parameter's value alone changes the outputs (see :meth:`_disagree`).
         """
         reason = queue.wait(i)
+        if reason is not None and getattr(queue, "refused", {}).get(i) is not None:
+            self.refuse(i, queue.refused[i])
+            return False
         if reason is not None:
             self.drop(i, f"compile failed: {reason}")
             return False
@@ -359,6 +398,8 @@ class _Trial:
         if jobs:
             report.note(f"compiled and timed {len(alive)} candidate(s) in {seconds:.2f}s "
                         f"({len(jobs)} compiled in the background)")
+        if first:
+            result.update(self._refill(batch))
         return result
 
     def _note_batch(self, size: int, seconds: float, queue: Any) -> None:
@@ -459,7 +500,8 @@ class _Trial:
                 self.narrow_deadline(queue)
             if reason is not None:
                 report.advance()
-                raise _CompileFailed(reason)
+                refusal = getattr(queue, "refused", {}).get(i)
+                raise _Refused(refusal) if refusal is not None else _CompileFailed(reason)
             if verify:
                 try:
                     with _timeline.span("check", config_str(self.configs[i])):
@@ -501,7 +543,9 @@ class _Trial:
             if isinstance(exc, _OverBudget):
                 self.abandoned.append(alive[j])
                 return
-            if isinstance(exc, _CompileFailed):
+            if isinstance(exc, _Refused):
+                self.refuse(alive[j], str(exc))
+            elif isinstance(exc, _CompileFailed):
                 self.drop(alive[j], f"compile failed: {exc}")
             else:
                 self.drop(alive[j], f"failed to run: {describe_error(exc)}")
@@ -522,7 +566,9 @@ class _Trial:
             if m is not None:
                 raise TuningError(f"kernel {t.kernel_name!r}: tuning stopped because rank {r} failed: {m}")
         if all_failed is not None:
-            if first and not self.timings:
+            # measure() refills the batch (alone: a group's ranks see their shards' refusals only)
+            refill_left = not self.active and self.pool and any(i in self.refused for i in alive)
+            if first and not self.timings and not refill_left:
                 raise t._all_failed(self.configs, self.failures, all_failed if self.active else None) from all_failed
             return {i: None for i in alive}
         assert agreement is not None

@@ -190,6 +190,7 @@ class MeasureStage:
             trial.deadline = t_start + policy.max_seconds  # the descent narrows it to the time budget
             trial.budget_of = (t_start, lambda c, setup: time_budget(policy, c, setup))
         if synthesized and self.top_k is None:
+            trial.pool = [(tuple(sorted(c.kwargs.items())), c.num_warps) for c in configs]  # refills refusals
             costs = [self.synthesis.costs.get(config_str(c)) for c in configs]
             n_first = first_batch_size(costs, policy)
             batch = first_batch([(tuple(sorted(c.kwargs.items())), c.num_warps) for c in configs], n_first,
@@ -264,6 +265,7 @@ class MeasureStage:
         facts["batches"] = list(trial.batches)  # the first batch, then the descent's rounds
         facts["bench_call_s"] = trial.retime_cost_s(1, 1)  # median seconds of one screening measurement
         facts["contended"] = len(trial.contended)  # timed while compile work ran in this process
+        facts["refused"] = len(trial.refused)  # dropped unmeasured: Triton's front end refused them (children)
         facts["abandoned"] = len(trial.abandoned)  # not timed: the deadline came first (compiles not awaited)
         facts["late_timed"] = len(trial.late)  # compiled when the deadline came: timed short, not abandoned
         if trial.deadline is not None:

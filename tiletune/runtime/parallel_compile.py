@@ -31,16 +31,31 @@ from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Tupl
 
 from .bench import interpreting
 from .compile_facts import describe_error, max_workers  # noqa: F401 - part of this module's API
-from .compile_workers import CompileSession, ProcessCompiles, capture_specs, children_for, processes_enabled
+from .compile_workers import (CompileSession, FrontEndRefusal, ProcessCompiles, capture_specs, children_for,
+                              processes_enabled)
 from .env import env_off
 from .quiet import quiet_threads
 
-__all__ = ["parallel_enabled", "max_workers", "compile_all", "compiling", "CompileQueue", "describe_error"]
+__all__ = ["parallel_enabled", "front_end_in_children", "max_workers", "compile_all", "compiling", "CompileQueue", "describe_error"]
 
 
 def parallel_enabled() -> bool:
     """False when ``TRITON_AUTOTUNE_PARALLEL_COMPILE`` or ``TILETUNE_PARALLEL_COMPILE`` is 0/false."""
     return not env_off("TILETUNE_PARALLEL_COMPILE", "TRITON_AUTOTUNE_PARALLEL_COMPILE")
+
+
+def front_end_in_children() -> bool:
+    """True where every batch of a tune compiles in compile children, each of which runs Triton's front end
+    first and reports a refusal (:class:`~tiletune.runtime.compile_workers.FrontEndRefusal`) before any
+    backend work: not under the interpreter, parallel compiles and compile processes on for batches of one,
+    Triton's ``AsyncCompileMode`` present (:func:`compiling` forks children only with it)."""
+    if interpreting() or not parallel_enabled() or not processes_enabled(1):
+        return False
+    try:
+        from triton.runtime._async_compile import AsyncCompileMode  # noqa: F401
+    except ImportError:  # Triton < 3.5: compile_all on threads, no children
+        return False
+    return True
 
 
 def compile_all(
@@ -124,7 +139,7 @@ class _TimedPool(ThreadPoolExecutor):
         child, queue = self.child, self.queue
 
         def timed():
-            from_child = child() if child is not None else None
+            from_child = child() if child is not None else None  # raises FrontEndRefusal: nothing to compile
             if queue.abandoned:  # the search stopped waiting for this batch: compile nothing more
                 raise RuntimeError("compile abandoned: the tuning search's deadline came first")
             queue.in_process(+1)
@@ -158,6 +173,7 @@ class CompileQueue:
     def __init__(self) -> None:
         self.futures: Dict[Hashable, Any] = {}
         self.failures: Dict[Hashable, str] = {}
+        self.refused: Dict[Hashable, str] = {}  # jobs Triton's front end refused (a compile child said so)
         self.durations: List[float] = []  # compiled on a pool thread: its CPU seconds
         self.child_durations: List[float] = []  # compiled in a child process: the child's CPU seconds
         self._children_at_start = _children_cpu_s()
@@ -240,12 +256,40 @@ class CompileQueue:
         if fut is None:
             return None
         exc = fut.exception(timeout=timeout)
+        if isinstance(exc, FrontEndRefusal):
+            self.refused[k] = str(exc)
+        elif _front_end_error(exc):  # compiled on a thread (no child spec): Triton's front end refused it there
+            from .triton_ir import refusal_text
+
+            self.refused[k] = refusal_text(exc)
         if exc is not None:
             self.failures[k] = describe_error(exc)
             return self.failures[k]
         if self.children is not None:  # a launch now would build the launcher a child may be building
             self.children.session.await_launcher()
         return None
+
+
+def _front_end_error(exc: Optional[BaseException]) -> bool:
+    """True for the error Triton's front end raises (``CompilationError``: the code generator's, a
+    ``tl.static_assert`` included); backend failures raise other types."""
+    try:
+        from triton.compiler.errors import CompilationError
+    except ImportError:  # pragma: no cover - a Triton without it
+        return False
+    return isinstance(exc, CompilationError)
+
+
+def _from_child(children: ProcessCompiles, k: Hashable) -> Optional[Tuple[float, str]]:
+    """What job ``k``'s compile child gave (:meth:`ProcessCompiles.wait`); raises :class:`FrontEndRefusal`
+    when Triton's front end refused it there: the thread then compiles nothing (its own front end would only
+    refuse it again, holding the GIL), and the job fails with Triton's message."""
+    got = children.wait(k)
+    if got is None:
+        refusal = children.refusal(k, timeout=0)
+        if refusal is not None:
+            raise FrontEndRefusal(refusal)
+    return got
 
 
 @contextlib.contextmanager
@@ -297,7 +341,7 @@ def compiling(jobs: Dict[Hashable, Callable[[], Any]], *, parallel: Optional[boo
         with AsyncCompileMode(pool, ignore_errors=True) as mode:
             queue.mode = mode
             for k, job in jobs.items():
-                pool.child = (lambda k=k: children.wait(k)) if k in specs else None
+                pool.child = (lambda k=k: _from_child(children, k)) if k in specs else None
                 try:
                     kernel = job()
                 except Exception as exc:  # binding / front-end errors raised at submission

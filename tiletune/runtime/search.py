@@ -52,6 +52,7 @@ __all__ = [
     "resolve_search",
     "first_batch_size",
     "first_batch",
+    "refill",
     "neighbours",
     "repeat_move",
     "second_ring",
@@ -251,6 +252,20 @@ def first_batch(tilings: Sequence[Any], n: int, costs: Optional[Sequence[Optiona
         if i not in chosen:
             chosen.append(i)
     return sorted(chosen)
+
+
+def refill(tilings: Sequence[Any], taken: Any, n: int) -> List[int]:
+    """The next ``n`` ranked candidates to measure in place of first-batch candidates Triton refused: indices
+    of ``tilings`` (candidate ``i``'s tiling, as :func:`first_batch` takes them, best ranked first) not in
+    ``taken`` (in the batch, timed or dropped), a tiling not met yet before another variant of one met."""
+    met = {tilings[i] for i in taken if 0 <= i < len(tilings)}
+    fresh: List[int] = []
+    for i, t in enumerate(tilings):
+        if i not in taken and t not in met:
+            met.add(t)
+            fresh.append(i)
+    rest = [i for i in range(len(tilings)) if i not in taken and i not in fresh]
+    return (fresh + rest)[:max(0, n)]
 
 
 def _cheapest_tied(i: int, tilings: Sequence[Any], costs: Optional[Sequence[Optional[float]]],

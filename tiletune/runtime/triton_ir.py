@@ -41,6 +41,7 @@ __all__ = [
     "lower_facts_in_subprocess",
     "jit_function",
     "quiet_fds",
+    "refusal_text",
 ]
 
 #: Triton IR element types -> tiletune's dtype names.
@@ -278,6 +279,12 @@ def _short(exc: BaseException) -> str:
         where = [ln.strip() for ln in str(outer).splitlines() if ln.strip()][:2]
         text += " (" + " | ".join(where) + ")"
     return text[-1200:]
+
+
+def refusal_text(exc: BaseException) -> str:
+    """How a front-end refusal is worded to the user (Triton's message, shortened): the same text whether the
+    IR oracle's screen or a compile child met it."""
+    return _short(exc)
 
 
 def lower_to_ir(fn: Any, signature: Mapping[str, str], constexprs: Mapping[str, Any],

@@ -58,3 +58,25 @@ def hidden_tile_kernel(x_ptr, y_ptr, n, BT: tl.constexpr, BS: tl.constexpr):
     offs = outer_offsets(rows, cols, BS)
     mask = offs < n
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask, other=0.0), mask=mask)
+
+
+@tiletune.autotune(configs=[], key=["n"], cache_results=False)
+@triton.jit
+def shape_capped_copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    # a complete static reading that cannot evaluate this assert (a tile's shape): Triton refuses BLOCK > 64
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.static_assert(x.shape[0] <= 64, "a tile of at most 64 elements")
+    tl.store(y_ptr + offs, x, mask=mask)
+
+
+@tiletune.autotune(configs=[], key=["n"], cache_results=False)
+@triton.jit
+def tiny_tile_copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    # Triton refuses every tile synthesis proposes here (none under 4 elements)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.static_assert(x.shape[0] <= 2, "a tile of at most 2 elements")
+    tl.store(y_ptr + offs, x, mask=mask)
