@@ -84,6 +84,15 @@ def test_multi_dot_kernel_never_gets_narrow_wgmma_at_4_warps_on_h100():
     assert all(c.kwargs["BV"] >= 64 or c.num_warps != 4 for c in res.candidates)
     # a user's own config in the region is not reported (the region is wider than the configs that fail)
     assert check_config(spec, {"BK": 64, "BV": 32}, 4, 2, {**SHAPES3, "BT": 64}, DT3, "h100") == []
+    # ... but the measured search's moves stay out of it: the descent stepped into it on the H100 (an illegal
+    # memory access killed a first tune whose first batch was clean)
+    (why,) = check_config(spec, {"BK": 64, "BV": 32}, 4, 2, {**SHAPES3, "BT": 64}, DT3, "h100", avoid_defects=True)
+    assert "triton-lang/triton#11366" in why
+    from tiletune.runtime.candidates import SynthesisContext
+
+    ctx = SynthesisContext(spec, dict(SHAPES3), dict(DT3), {"BT": 64}, "h100", ["BK", "BV"])
+    assert not ctx.feasible({"BK": 64, "BV": 32}, 4, 2)
+    assert ctx.feasible({"BK": 64, "BV": 32}, 8, 2) and ctx.feasible({"BK": 64, "BV": 64}, 4, 2)
 
 
 @applies

@@ -141,12 +141,12 @@ class SynthesisContext:
         return list(default)
 
     def feasible(self, kwargs: Mapping[str, Any], num_warps: Optional[int], num_stages: Optional[int]) -> bool:
-        """True when the model finds nothing wrong with this config (hard limits only)."""
+        """True when the model finds nothing wrong with this config (hard limits and known compiler defects)."""
         from tiletune.synthesis import check_config
 
         try:
             return not check_config(self.spec, {**self.fixed, **dict(kwargs)}, num_warps, num_stages,
-                                    self.shapes, self.dtypes, self.target)
+                                    self.shapes, self.dtypes, self.target, avoid_defects=True)
         except Exception:  # a config the model cannot evaluate is not compiled
             return False
 

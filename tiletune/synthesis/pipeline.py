@@ -234,6 +234,8 @@ def check_config(
     shapes: Optional[Mapping[str, int]],
     dtypes: Mapping[str, str],
     target: TargetLike,
+    *,
+    avoid_defects: bool = False,
 ) -> list[str]:
     """Why a hand-written config cannot work on ``target`` ([] when nothing is known to be wrong).
 
@@ -244,7 +246,10 @@ def check_config(
     whole-extent (inner) tiles cover their extent.  Constraints that need a
     value not given (a shape, a dtype, a tiling parameter missing from
     ``kwargs`` without a default) are skipped.  The register estimate is a
-    synthesis preference, not reported (spilling still runs).
+    synthesis preference, not reported (spilling still runs).  A known compiler
+    defect's region (kind ``defect``, :mod:`.constraints.nvidia_defects`) is
+    reported only with ``avoid_defects`` (the measured search's moves: a config
+    tiletune proposes must stay out of it; a user's own is not judged by it).
     """
     t = get_target(target)
     tiling = {p.name: p for p in spec.tiling_params}
@@ -264,7 +269,7 @@ def check_config(
     family.check_env(env, kwargs, num_warps, num_stages, t)
     out: list[str] = []
     for c in model.constraints:
-        if not c.check:
+        if not c.check and not (avoid_defects and c.kind == "defect"):
             continue
         if c.kind == "hi":
             continue

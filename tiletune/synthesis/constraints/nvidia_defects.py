@@ -2,8 +2,8 @@
 
 Each rule names the Triton versions and targets it applies to, the reports it
 comes from and what was measured here.  The rules are synthesis preferences
-of a hard kind: ``configs=[]`` never proposes a config inside a defect's
-region, but :func:`~tiletune.synthesis.check.check_config` (and the TT009
+of a hard kind (``kind="defect"``): ``configs=[]`` never proposes a config inside a defect's
+region (synthesis, and the measured search's moves through ``check_config(avoid_defects=True)``), but :func:`~tiletune.synthesis.check.check_config` (and the TT009
 lint) does not report a user's own config for it (``check=False``), because a
 defect's region is drawn wider than the configs known to fail.
 """
@@ -70,5 +70,5 @@ def _multi_dot_narrow_wgmma(b, i: int, m: Expr, n: Expr, bdt: str) -> None:
     text = (f"tl.dot {i}: N tile {n} x {esize} B >= {WGMMA_NARROW_BYTES} B at 4 warps in a kernel with "
             f"{len(b.spec.dots)} tl.dot (Triton >= 3.6 on sm_90 can read shared memory out of bounds there: "
             "triton-lang/triton#11366)")
-    b.add(Constraint(f"defect:narrow_wgmma:dot{i}", "warps", Pred.any_of(narrow_ok, not_wgmma, other_warps), text,
+    b.add(Constraint(f"defect:narrow_wgmma:dot{i}", "defect", Pred.any_of(narrow_ok, not_wgmma, other_warps), text,
                      label="a known Triton defect", check=False))
