@@ -112,6 +112,21 @@ def test_retime_interleaved_runs_in_turns_and_takes_the_median():
     del current
 
 
+def test_a_short_leader_is_retimed_from_cuda_graphs_only_under_the_default_event_timing():
+    """Under GRAPH_BELOW_MS one event pair around one call is within a few timer resolutions of the kernel:
+    the leaders are re-timed by graph replay (without the screening's first sample, another regime)."""
+    short = bench.short_kernel_bench("event", bench.GRAPH_BELOW_MS / 4)
+    assert short is not None and short.method == "cudagraph"
+    assert bench.short_kernel_bench("event", bench.GRAPH_BELOW_MS * 2) is None  # long enough for events
+    assert bench.short_kernel_bench("wall", 0.001) is None  # the interpreter's, a user's or another method
+    assert bench.short_kernel_bench("profiler", 0.001) is None
+    assert bench.short_kernel_bench("event", None) is None
+    # without a first sample, a candidate's median is over the new ones alone
+    times = {"A": iter([5.0, 1.0, 1.0]), "B": iter([2.0, 2.0, 4.0])}
+    out = bench.retime_interleaved({k: (lambda k=k: k) for k in "AB"}, lambda fn: next(times[fn()]), {}, rounds=3)
+    assert out == {"A": 1.0, "B": 2.0}
+
+
 @triton.jit
 def _copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)

@@ -228,11 +228,14 @@ class MeasureStage:
             top = retime_set(order, timings)
             rounds = _retime_rounds()
             short = trial.retime_overruns(len(top), rounds)  # then re-timed with the short screening
-            facts["retime_short"] = short
+            chosen = self.bench.method or self.bench.warmup is not None or self.bench.rep is not None  # the user's
+            graph = None if chosen else _bench.short_kernel_bench(self.method_used, timings[order[0]])
+            facts["retime_short"], facts["retime_graph"] = short, graph is not None
             with _timeline.span("retime", f"{len(top)} candidate(s)" + (" (short)" if short else "")):
                 retimed = _bench.retime_interleaved({i: trial.calls[i] for i in top},
-                                                    trial.late_bench if short else trial.bench,
-                                                    {i: timings[i] for i in top}, rounds=rounds)
+                                                    graph or (trial.late_bench if short else trial.bench),
+                                                    {} if graph else {i: timings[i] for i in top},
+                                                    rounds=rounds + (1 if graph else 0))
             agreed = _dd.combine_timings([retimed[i] for i in top], pg)
             for i, t in zip(top, agreed):
                 report.candidate(trial.configs[i], retimed[i], stage="retimed_ms")
