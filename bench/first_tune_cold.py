@@ -129,7 +129,8 @@ def side_first_tune(pair: dict, side: str, dry: bool, profile: bool) -> dict:
         out["search"] = {k: facts.get(k) for k in ("search", "first_batch", "pool", "measured", "descent_measured",
                                                    "descent_stopped", "time_budget_s", "compile_s", "price_s",
                                                    "seconds", "batches", "compiled_in", "deadline_s", "abandoned",
-                                                   "late_timed", "check_probes", "bench_call_s")}
+                                                   "late_timed", "check_probes", "bench_call_s", "retime_short",
+                                                   "retime_graph")}
         out["ranked"] = [_config_dict(c) for c in sorted(timings, key=lambda c: _ms(timings[c]))[:4]]
     else:
         out["n_configs"] = len(problem.HAND_CONFIGS)
