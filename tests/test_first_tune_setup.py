@@ -54,3 +54,31 @@ def test_a_first_tune_with_a_launch_constexpr_analyses_the_kernel_once(monkeypat
     tuned[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, y, 100, FACTOR=3)
     torch.testing.assert_close(y, x * 3)
     assert len(calls) == 1
+
+
+@triton.jit
+def scale_derived(x_ptr, y_ptr, n, GROUP: tl.constexpr, SQUARE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    width = GROUP * BLOCK  # bound from a constexpr, read by no branch test
+    twice = SQUARE and BLOCK > 0  # bound from a constexpr, read by the test below
+    x = tl.load(x_ptr + offs, mask=mask) * width
+    if twice:
+        x = x * x
+    tl.store(y_ptr + offs, x, mask=mask)
+
+
+def test_a_constant_only_an_assignment_reads_needs_no_specialised_analysis():
+    # a local bound from GROUP decides no branch: GROUP is not a static parameter (it was, before)
+    tuned = tiletune.autotune(configs=[], key=["n"])(scale_derived)
+    plain = tuned.spec()
+    assert "GROUP" not in plain.static_params
+    assert tuned.spec({"GROUP": 8}) is plain
+
+
+def test_a_constant_a_test_reads_through_a_local_is_a_static_parameter():
+    tuned = tiletune.autotune(configs=[], key=["n"])(scale_derived)
+    plain = tuned.spec()
+    assert "SQUARE" in plain.static_params
+    special = tuned.spec({"SQUARE": 0})
+    assert special is not plain
