@@ -125,3 +125,21 @@ def test_decoration_imports_the_analysis_in_the_background():
     # every heavy module was imported, none by the thread that decorated
     assert set(got) == {"libcst", "networkx", "tiletune.analysis", "tiletune.synthesis"}
     assert set(got.values()) == {"tiletune-import-ahead"}, got
+
+
+def test_a_specialised_analysis_reuses_the_parse_of_the_plain_one(monkeypatch):
+    # a launch constant a test reads costs a second analysis: of the same text, parsed once
+    from tiletune.analysis import analyze_kernel, frontend
+    from tiletune.analysis.resolver import forget_text
+
+    parses: list = []
+    real = frontend.parse
+    monkeypatch.setattr(frontend, "parse", lambda *a, **k: parses.append(1) or real(*a, **k))
+    forget_text()
+    analyze_kernel(scale_branching)
+    special = analyze_kernel(scale_branching, constants={"SQUARE": 0})
+    assert len(parses) == 1
+    forget_text()
+    fresh = analyze_kernel(scale_branching, constants={"SQUARE": 0})
+    assert len(parses) == 2
+    assert special.to_dict() == fresh.to_dict()
