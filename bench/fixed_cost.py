@@ -4,18 +4,22 @@ For every pair of the cold bench (``bench/cold_pairs.py``: fixtures, dev-corpus 
 kernels) at its shape, a fresh interpreter (no ``TRITON_INTERPRET``, target ``h100``, no GPU needed):
 
 * ``import``: ``import tiletune`` and its autotuner module, after torch and triton (a user program has them);
-* ``decorate``: ``tiletune.autotune(configs=[], ...)(kernel)``, which imports what the tuning runs (the source
-  analysis with libcst and networkx, the synthesis) where a program pays its imports;
-* ``total``: the candidates stage of the first launch (``Autotuner.tuning_problem``: binding, analysis,
-  synthesis request, synthesis, Triton IR reading, grid rules), the ``setup`` + ``synthesis`` spans of the
-  cold bench's timeline;
+* ``decorate``: ``tiletune.autotune(configs=[], ...)(kernel)`` on the decorating thread (since round 8 it starts
+  the import of what the tuning runs, the source analysis with libcst and networkx and the synthesis, in a
+  background thread);
+* ``ahead``: that background import's CPU after the decoration returned (waited for before the first launch, as
+  the time a program spends on its tensors before it launches; 0 where the decoration imported it all);
+* ``total``: the first launch's setup: keying the launch on the alignment the analysis reads (``Autotuner.run``'s
+  first step) and the candidates stage (``Autotuner.tuning_problem``: binding, analysis, synthesis request,
+  synthesis, Triton IR reading, grid rules), the ``setup`` + ``synthesis`` spans of the cold bench's timeline;
 
 and, inside ``total``, the inclusive CPU seconds of its parts (functions wrapped with a clock, calls counted):
 ``analysis`` (the live kernel's source analysis), ``request`` (tunability, guards), ``space``, ``model``
 (constraint model build), ``enumerate``, ``cost`` (cost table + ranking), ``point_costs``, ``candidates``
 (the ranked points as configs), ``ir_refused`` / ``ir_read`` / ``ir_tiles`` (Triton front-end lowerings by
 the IR oracle; ``lowerings`` counts them), ``grid`` (the grid rules) and ``z3`` (seconds importing z3, 0 when
-it is not imported).  ``other`` is ``total`` less the top-level parts.
+it is not imported).  ``other`` is ``total`` less the top-level parts.  ``analyses`` counts the kernel's source
+analyses in ``total`` (one per distinct specialisation that changes the reading).
 
     python bench/fixed_cost.py                        # every pair, median of 3 fresh processes each
     python bench/fixed_cost.py --pairs 0,7 --runs 5   # some pairs
@@ -82,13 +86,13 @@ PARTS = [
 ]
 #: The parts that do not nest in one another (``other`` = ``total`` less these).
 TOP = ("analysis", "request", "synthesize", "ir_refused", "ir_read", "ir_tiles", "grid")
-COLUMNS = ("import", "decorate", "total", "analysis", "request", "synthesize", "space", "model", "enumerate", "cost", "rank",
+COLUMNS = ("import", "decorate", "ahead", "total", "analysis", "request", "synthesize", "space", "model", "enumerate", "cost", "rank",
            "point_costs", "candidates", "ir_refused", "ir_read", "ir_tiles", "grid", "z3", "other", "lowerings",
-           "faults")
+           "faults", "analyses")
 
 
 #: Columns that count (printed as integers): Triton front-end lowerings, minor page faults of the stage.
-COUNTS = ("lowerings", "faults")
+COUNTS = ("lowerings", "faults", "analyses")
 
 
 def _wrap(seconds: Dict[str, float], calls: Dict[str, int], label: str, fn: Callable) -> Callable:
@@ -141,6 +145,10 @@ def first_candidates(tuned: Any, capture: _Capture) -> dict:
     distinct tilings its screen lowered), from its report."""
     import re
 
+    # the first launch keys itself on the alignment the analysis reads (Autotuner.run), then tunes
+    from tiletune.synthesis.alignment import spec_alignment_params
+
+    tuned._binder.key_alignment(spec_alignment_params(tuned.spec()))
     problem, configs = tuned.tuning_problem(capture.args, capture.kwargs)
     notes = problem.report.notes
     def number(pattern: str) -> Any:
@@ -172,6 +180,14 @@ def child(index: int) -> dict:
     t0 = _clock()
     tuned = tuned_kernel(problem)  # imports what a configs=[] tuning runs (the analysis, the synthesis)
     t_decorate = _clock() - t0
+    t0 = _clock()
+    try:  # the background import the decoration started (round 8 on), before the first launch
+        from tiletune.runtime.wrapping import wait_tuning_modules
+    except ImportError:
+        wait_tuning_modules = None
+    if wait_tuning_modules is not None:
+        wait_tuning_modules()
+    t_ahead = _clock() - t0
     seconds: Dict[str, float] = {}
     calls: Dict[str, int] = {}
     for label, module, attr in PARTS:  # after the decoration: its imports are its own
@@ -219,10 +235,11 @@ def child(index: int) -> dict:
     if session is not None:
         session.close()
     out = {"faults": faults, "pair": index, "kernel": pair["kernel"], "source": pair["source"], "shape": pair["shape"],
-           "import": t_import, "decorate": t_decorate, "total": total, "z3": z3_t, "calls": calls,
+           "import": t_import, "decorate": t_decorate, "ahead": t_ahead, "total": total, "z3": z3_t, "calls": calls,
            "tiletune": str(Path(tiletune.__file__).resolve().parent), **got}
     out.update({label: seconds.get(label, 0.0) for label, _, _ in PARTS if label != "lowerings"})
     out["lowerings"] = calls.get("lowerings", 0)
+    out["analyses"] = calls.get("analysis", 0)
     out["other"] = total - sum(seconds.get(k, 0.0) for k in TOP)
     return out
 

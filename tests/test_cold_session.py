@@ -58,3 +58,27 @@ def test_always_tune_or_no_cache_forks_early_even_with_a_cache_file(tmp_path, mo
     assert _tuner(cache_results=False)._cold_session() is not None
     monkeypatch.setenv("TILETUNE_ALWAYS_TUNE", "1")
     assert _tuner()._cold_session() is not None
+
+
+def test_a_first_tune_forks_its_children_before_it_analyses_the_kernel(tmp_path, monkeypatch):
+    # the launch is keyed on the alignment the analysis reads: that analysis comes after the fork
+    from tiletune.runtime import autotuner, live_kernel
+
+    monkeypatch.setenv("TILETUNE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TILETUNE_ALWAYS_TUNE", raising=False)
+    monkeypatch.setattr(bench, "_clock", bench.VirtualClock())
+    order: list = []
+    real_cold, real_analysis = autotuner.Autotuner._cold_session, live_kernel.analyze_live
+
+    def cold(self):
+        order.append("fork")
+        return real_cold(self)
+
+    def analysis(*a, **k):
+        order.append("analysis")
+        return real_analysis(*a, **k)
+
+    monkeypatch.setattr(autotuner.Autotuner, "_cold_session", cold)
+    monkeypatch.setattr(live_kernel, "analyze_live", analysis)
+    _launch(_tuner())
+    assert order == ["fork", "analysis"]  # one session, taken up by the tune; one analysis

@@ -53,8 +53,8 @@ def test_analysis_is_the_same_under_every_hash_seed():
         assert run["plain"]["static_params"] == first["plain"]["static_params"], f"PYTHONHASHSEED={seed}"
         assert run["varlen"]["static_params"] == first["varlen"]["static_params"], f"PYTHONHASHSEED={seed}"
         assert run == first, f"analysis JSON differs under PYTHONHASHSEED={seed}"
-    # Only parameters still holding their launch value where a compile-time test or an assignment's
-    # value is read (``scale`` in ``... * scale``: the reader is conservative): not ``dg``, moved by
-    # ``+=`` before ``LN2: tl.constexpr = ...`` is bound, nor ``T``, rebound under ``IS_VARLEN``.
-    assert first["plain"]["static_params"]["chunk_bwd_kernel"] == ["IS_VARLEN", "USE_G", "g", "scale"]
-    assert first["varlen"]["static_params"]["chunk_bwd_kernel"] == ["IS_VARLEN", "USE_G", "g", "scale"]
+    # Only parameters a compile-time test reads (``g is not None``), directly or through a local bound
+    # from them: not ``scale`` (``... * scale`` is read by no test), nor ``dg``, moved by ``+=`` before
+    # ``LN2: tl.constexpr = ...`` is bound, nor ``T``, rebound under ``IS_VARLEN``.
+    assert first["plain"]["static_params"]["chunk_bwd_kernel"] == ["IS_VARLEN", "USE_G", "g"]
+    assert first["varlen"]["static_params"]["chunk_bwd_kernel"] == ["IS_VARLEN", "USE_G", "g"]

@@ -29,7 +29,7 @@ import libcst as cst
 from .launches import build_launch, launches_by_kernel
 from .positions import forget_tree, nested_deeper_than
 from .model import KernelSpec, LaunchSite, ModuleSpec
-from .resolver import ModuleIndex, cached_index, index_module, remember, remember_text, project_launch_calls, resolve_helpers
+from .resolver import ModuleIndex, cached_index, index_module, last_index, remember, remember_text, project_launch_calls, resolve_helpers
 from .source import ModuleScan, SourceInfo, is_compile_time_def, is_jit_def, parse, positions_of, read_source
 
 __all__ = ["analyze_source", "analyze_file", "analyze_kernel", "SourceInfo"]
@@ -151,6 +151,8 @@ def _analyze_module(source: str, file: Optional[str], force: _Force, project: bo
                     constants: Optional[Mapping[str, Any]] = None) -> ModuleSpec:
     # A whole-file analysis shares parses with the resolver (each file of a package parsed once a run).
     index = cached_index(file) if project and file else None
+    if index is None:  # the same text indexed just before (a launch's specialisation of the kernel analysed)
+        index = last_index(source, file)
     if index is None:
         module = parse(source, file)
         try:

@@ -137,6 +137,8 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
         self._static = ValMap()  # the Val of a parameter or local with a known value -> the value
         self._param_vals = ValMap()  # each parameter's first Val -> its name
         self.static_params: set[str] = set()  # parameters a compile-time branch test looked up
+        # a local's Val -> the parameters its assigned expression read (a test of the local reads them)
+        self._static_deps = ValMap()
         self.positions = positions
         self.module_constants = module_constants
         self.helpers = helpers or {}
@@ -326,11 +328,16 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
         name is then decided as Triton decides it."""
         if static_of(v) is not UNKNOWN_STATIC:
             return v
-        known = static_value(node, self._static_lookup, self._is_none)
+        read: set[str] = set()  # the parameters the value derives from: a later test of it reads them
+        known = static_value(node, lambda name: self._static_lookup(name, read), self._is_none)
         if known is UNKNOWN_STATIC or not isinstance(known, SCALARS) or known is None:
+            if read:
+                self._static_deps[v] = read | set(self._static_deps.get(v, ()))
             return v
         copy = dataclasses.replace(v)
         self._static[copy] = known
+        if read:
+            self._static_deps[copy] = read
         return copy
 
     def _live_bytes(self, v: Val) -> Optional[Expr]:
@@ -386,12 +393,17 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
         value = static_value(test, self._static_lookup, self._is_none)
         return None if value is UNKNOWN_STATIC else bool(value)
 
-    def _static_lookup(self, name: str) -> Any:
+    def _static_lookup(self, name: str, read: Optional[set] = None) -> Any:
+        """The compile-time value of ``name`` (or UNKNOWN_STATIC).  The parameters it derives from are
+        added to ``read`` when given (an assignment's value, whose later tests decide), else to
+        ``static_params`` (a branch test: a launch value of them could decide it)."""
         v = self.env.get(name)
         if v is not None:
+            into = self.static_params if read is None else read
             param = self._param_vals.get(v)
-            if param is not None:  # a launch value of this parameter could decide the test
-                self.static_params.add(param)
+            if param is not None:
+                into.add(param)
+            into.update(self._static_deps.get(v, ()))
             known = self._static.get(v, UNKNOWN_STATIC)
             return known if known is not UNKNOWN_STATIC else static_of(v)
         c = self.module_constants.get(name, UNKNOWN_STATIC)

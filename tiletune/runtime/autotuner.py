@@ -51,7 +51,7 @@ from . import distributed as _dd
 from . import protect as _protect
 from .binding import Binder, base_function, tensor_dtypes
 from . import isolate as _isolate
-from .cache_validate import kernel_entry_problems
+from .cache_validate import config_from_entry, kernel_entry_problems
 from .candidates import Candidates, CandidatesStage, MetaParameterConflict, agreed_candidates
 from . import live_kernel as _live
 from .compile_workers import CompileSession
@@ -62,6 +62,7 @@ from .wrapping import base_init_kwargs as _base_init_kwargs
 from .wrapping import check_wraps_jit as _check_wraps_jit
 from .wrapping import import_tuning_modules as _import_tuning_modules
 from .wrapping import innermost as _innermost
+from .wrapping import wait_tuning_modules as _wait_tuning_modules
 from .wrapping import resolve_group
 from .report import TuningReport, config_str, config_to_dict
 from .search import resolve_search
@@ -256,8 +257,7 @@ class Autotuner(_TritonAutotuner):
     # ================================================================ dispatch (hot path)
     def run(self, *args: Any, **kwargs: Any) -> Any:
         if not self._binder.alignment_keyed:  # once: what decides Triton's pipelining joins the key
-            from tiletune.synthesis.alignment import spec_alignment_params
-            self._binder.key_alignment(spec_alignment_params(self.spec()) if self.synthesize_configs else ())
+            self._first_launch()
         key = self._binder.key(args, kwargs)
         hit = self._fast.get(key)
         if hit is None:
@@ -297,6 +297,17 @@ class Autotuner(_TritonAutotuner):
         where = self._disk.path if self._disk is not None else "the cache"
         return _decision.first_cached_launch(f"kernel {self.kernel_name!r}", where, list(key), config_str(hit[0]),
                                              lambda: launch(hit), retune)
+
+    def _first_launch(self) -> None:
+        """Key launches on the alignment of the integers that decide Triton's pipelining (the analysis reads
+        them).  A ``configs=[]`` first tune forks its compile children before (:meth:`_cold_session`, taken up
+        by :meth:`_tune`), so their warm-up overlaps the analysis; the tuning modules' import is awaited first."""
+        _wait_tuning_modules()  # a fork must not copy a half-done import
+        if self.synthesize_configs and LAUNCH_CONTEXT.get() is None and not self._fast \
+                and "_cold" not in self.__dict__:
+            self._cold_started, self._cold = _bench.clock(), self._cold_session()
+        from tiletune.synthesis.alignment import spec_alignment_params
+        self._binder.key_alignment(spec_alignment_params(self.spec()) if self.synthesize_configs else ())
 
     # ================================================================ lazy, once per kernel
     @property
@@ -463,7 +474,8 @@ class Autotuner(_TritonAutotuner):
 
     # ================================================================ tuning (once per key)
     def _tune(self, key: tuple, args: tuple, kwargs: Dict[str, Any]) -> tuple:
-        started = _bench.clock()  # the search's time budget covers the first tune from here
+        started = _bench.clock()  # the search's time budget covers the first tune from here (its first launch)
+        started = min(started, self.__dict__.pop("_cold_started", started))
         self.nargs = dict(zip(self.arg_names, args))
         try:
             if not self.synthesize_configs and len(self.configs) == 1:
@@ -472,7 +484,7 @@ class Autotuner(_TritonAutotuner):
                 self.cache[key] = cfg
                 self._fast[key] = (cfg, cfg.all_kwargs())
                 return self._fast[key]
-            cold = self._cold_session()
+            cold = self.__dict__.pop("_cold", None) or self._cold_session()  # forked at the first launch
             try:
                 _targets.require_device(f"kernel {self.kernel_name!r}")
                 problem = self._problem(args, kwargs)
@@ -588,32 +600,8 @@ class Autotuner(_TritonAutotuner):
 
     # ---------------------------------------------------------------- disk cache entries
     def _config_from_entry(self, entry: Mapping[str, Any]) -> Optional[Config]:
-        try:
-            c = entry["config"]
-            kwargs = dict(c.get("kwargs") or {})
-            opts = {}
-            if c.get("num_warps") is not None:
-                opts["num_warps"] = int(c["num_warps"])
-            if c.get("num_stages") is not None:
-                opts["num_stages"] = int(c["num_stages"])
-            for name, value in (c.get("extra") or {}).items():
-                if name in ("num_ctas", "maxnreg"):
-                    opts[name] = value
-                else:
-                    kwargs[name] = value
-        except (KeyError, TypeError, ValueError, AttributeError):
-            return None
-        if any(k not in self.arg_names for k in kwargs):
-            return None
-        config = Config(kwargs, **opts)
-        if not self.synthesize_configs:
-            # give back the user's own Config object (it may carry a pre_hook)
-            want = _jsonable(config_to_dict(config))
-            for cand in self.configs:
-                if _jsonable(config_to_dict(cand)) == want:
-                    return cand
-            return None
-        return config
+        """The config a disk-cache entry names (:func:`~tiletune.runtime.cache_validate.config_from_entry`)."""
+        return config_from_entry(entry, self.arg_names, None if self.synthesize_configs else self.configs)
 
     def _entry(self, config: Config, extra: Optional[Mapping[str, Any]] = None) -> Optional[dict]:
         """The disk-cache entry of a tuning that chose ``config`` (None with ``cache_results=False``)."""

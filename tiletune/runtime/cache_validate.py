@@ -33,7 +33,7 @@ from typing import Any, Iterable, List, Mapping, Optional, Sequence
 
 from tiletune.errors import TiletuneCacheWarning
 
-__all__ = ["config_problems", "kernel_entry_problems", "warn_bad_entry", "TRITON_MAX_NUMEL", "MAX_NUM_WARPS", "MAX_NUM_STAGES",
+__all__ = ["config_problems", "kernel_entry_problems", "config_from_entry", "warn_bad_entry", "TRITON_MAX_NUMEL", "MAX_NUM_WARPS", "MAX_NUM_STAGES",
            "MAX_NUM_CTAS", "MAX_NREG", "CONFIG_FIELDS"]
 
 #: Triton's largest tensor (``triton.language.TRITON_MAX_TENSOR_NUMEL``), also the largest arange extent.
@@ -313,3 +313,39 @@ def kernel_entry_problems(tuner: Any, problem: Any, entry: Any) -> List[str]:
         target=target,
         fixed=fixed,
     )
+
+
+def config_from_entry(entry: Mapping[str, Any], arg_names: Sequence[str], configs: Optional[Sequence[Any]] = None) -> Any:
+    """The ``triton.Config`` a disk-cache entry names, or None when the entry is malformed or names a
+    parameter not in ``arg_names``.  ``configs`` (a hand list): the user's own Config object equal to it (it
+    may carry a ``pre_hook``), None when none is."""
+    from triton import Config
+
+    from .report import config_to_dict
+    from .tuning_log import json_plain
+
+    try:
+        c = entry["config"]
+        kwargs = dict(c.get("kwargs") or {})
+        opts = {}
+        if c.get("num_warps") is not None:
+            opts["num_warps"] = int(c["num_warps"])
+        if c.get("num_stages") is not None:
+            opts["num_stages"] = int(c["num_stages"])
+        for name, value in (c.get("extra") or {}).items():
+            if name in ("num_ctas", "maxnreg"):
+                opts[name] = value
+            else:
+                kwargs[name] = value
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    if any(k not in arg_names for k in kwargs):
+        return None
+    config = Config(kwargs, **opts)
+    if configs is None:
+        return config
+    want = json_plain(config_to_dict(config))
+    for cand in configs:
+        if json_plain(config_to_dict(cand)) == want:
+            return cand
+    return None
