@@ -84,49 +84,6 @@ def test_a_constant_a_test_reads_through_a_local_is_a_static_parameter():
     assert special is not plain
 
 
-_DECORATE = """
-import importlib.abc, sys, threading
-import torch, triton, triton.language as tl
-importers = {}
-
-class Watch(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname, path, target=None):
-        if fullname in ("libcst", "networkx", "tiletune.analysis", "tiletune.synthesis"):
-            importers.setdefault(fullname, threading.current_thread().name)
-        return None
-
-sys.meta_path.insert(0, Watch())
-import tiletune
-from tiletune.runtime.wrapping import wait_tuning_modules
-
-@triton.jit
-def k(x_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
-
-tuned = tiletune.autotune(configs=[], key=["n"])(k)
-wait_tuning_modules()
-print(sorted(importers.items()))
-"""
-
-
-def test_decoration_imports_the_analysis_in_the_background():
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
-    done = subprocess.run([sys.executable, "-c", _DECORATE], env=env, cwd=root, capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    got = dict(eval(done.stdout.strip().splitlines()[-1]))
-    # every heavy module was imported, none by the thread that decorated
-    assert set(got) == {"libcst", "networkx", "tiletune.analysis", "tiletune.synthesis"}
-    assert set(got.values()) == {"tiletune-import-ahead"}, got
-
-
 def test_a_specialised_analysis_reuses_the_parse_of_the_plain_one(monkeypatch):
     # a launch constant a test reads costs a second analysis: of the same text, parsed once
     from tiletune.analysis import analyze_kernel, frontend

@@ -62,7 +62,6 @@ from .wrapping import base_init_kwargs as _base_init_kwargs
 from .wrapping import check_wraps_jit as _check_wraps_jit
 from .wrapping import import_tuning_modules as _import_tuning_modules
 from .wrapping import innermost as _innermost
-from .wrapping import wait_tuning_modules as _wait_tuning_modules
 from .wrapping import resolve_group
 from .report import TuningReport, config_str, config_to_dict
 from .search import resolve_search
@@ -301,8 +300,7 @@ class Autotuner(_TritonAutotuner):
     def _first_launch(self) -> None:
         """Key launches on the alignment of the integers that decide Triton's pipelining (the analysis reads
         them).  A ``configs=[]`` first tune forks its compile children before (:meth:`_cold_session`, taken up
-        by :meth:`_tune`), so their warm-up overlaps the analysis; the tuning modules' import is awaited first."""
-        _wait_tuning_modules()  # a fork must not copy a half-done import
+        by :meth:`_tune`), so their warm-up overlaps the analysis."""
         if self.synthesize_configs and LAUNCH_CONTEXT.get() is None and not self._fast \
                 and "_cold" not in self.__dict__:
             self._cold_started, self._cold = _bench.clock(), self._cold_session()

@@ -96,9 +96,6 @@ def file_source(obj: Any) -> Optional[str]:
 def analyze_live(obj: Any, live_src: Optional[str], constants: Optional[Mapping[str, Any]] = None) -> Any:
     """The static analysis of the kernel that runs: of its file when the file still holds the live
     source, else of the live source itself (a file edited or deleted after import)."""
-    from .wrapping import wait_tuning_modules
-
-    wait_tuning_modules()  # an import started at decoration: this thread does not import the same modules beside it
     from tiletune.analysis import analyze_kernel
 
     if live_src is None or file_source(obj) == live_src:

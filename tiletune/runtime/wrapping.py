@@ -1,14 +1,11 @@
 """What ``tiletune.autotune`` wraps, checked at decoration: a jitted kernel (under any heuristics), Triton's
-init keywords of this version, the tuning modules imported ahead (in the background), and the process group a
-tuner agrees over."""
+init keywords of this version, the tuning modules imported early, and the process group a tuner agrees over."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
-import sys
-import threading
-from typing import Any, Optional
+from typing import Any
 
 from triton.runtime.autotuner import Autotuner as _TritonAutotuner
 from triton.runtime.autotuner import Heuristics
@@ -18,8 +15,7 @@ from tiletune.errors import TuningError
 from .binding import base_function
 from .env import env_on
 
-__all__ = ["resolve_group", "innermost", "check_wraps_jit", "base_init_kwargs", "import_tuning_modules",
-           "wait_tuning_modules"]
+__all__ = ["resolve_group", "innermost", "check_wraps_jit", "base_init_kwargs", "import_tuning_modules"]
 
 
 def resolve_group(pg: Any) -> Any:
@@ -98,36 +94,11 @@ def base_init_kwargs(**kwargs: Any) -> dict:
 #: What a ``configs=[]`` tuning runs at its first launch: the source analysis (libcst, networkx), the synthesis.
 TUNING_MODULES = ("tiletune.analysis", "tiletune.synthesis", "tiletune.synthesis.request")
 
-_AHEAD: Optional[threading.Thread] = None
-_AHEAD_LOCK = threading.Lock()
-
-
-def _import_all() -> None:
-    for name in TUNING_MODULES:
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - the first launch imports it again and reports the error there
-            return
-
 
 def import_tuning_modules() -> None:
-    """Start importing what a ``configs=[]`` tuning runs (:data:`TUNING_MODULES`, about 0.4 CPU s) in a
-    background thread, once per process: decoration returns at once (a program that decorates kernels and
-    never tunes them pays nothing on its own thread), and the import overlaps what the program does before
-    the first launch (its tensors, the CUDA context), which :func:`wait_tuning_modules` joins.  Nothing is
-    started when the modules are imported already."""
-    global _AHEAD
-    with _AHEAD_LOCK:
-        if _AHEAD is not None or all(n in sys.modules for n in TUNING_MODULES):
-            return
-        _AHEAD = threading.Thread(target=_import_all, name="tiletune-import-ahead")
-        _AHEAD.start()
-
-
-def wait_tuning_modules() -> None:
-    """Wait for the background import :func:`import_tuning_modules` started (a no-op when none runs): the
-    first launch calls it before it forks its compile children (a fork must not copy a half-done import)
-    and before the analysis."""
-    thread = _AHEAD
-    if thread is not None and thread.is_alive() and thread is not threading.current_thread():
-        thread.join()
+    """Import what a ``configs=[]`` tuning runs at its first launch (:data:`TUNING_MODULES`, about 0.4 CPU s)
+    at decoration, where a program pays its imports, rather than inside the first launch it tunes.  On the
+    decorating thread: an import in a thread of its own would race the program's own imports and any fork
+    it makes meanwhile (a child copying a half-done import)."""
+    for name in TUNING_MODULES:
+        importlib.import_module(name)
