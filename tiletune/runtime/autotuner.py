@@ -304,8 +304,10 @@ class Autotuner(_TritonAutotuner):
         if self.synthesize_configs and LAUNCH_CONTEXT.get() is None and not self._fast \
                 and "_cold" not in self.__dict__:
             self._cold_started, self._cold = _bench.clock(), self._cold_session()
+        if not self.synthesize_configs:  # a hand list: its configs are the user's, whatever the alignment
+            return self._binder.key_alignment(())
         from tiletune.synthesis.alignment import spec_alignment_params
-        self._binder.key_alignment(spec_alignment_params(self.spec()) if self.synthesize_configs else ())
+        self._binder.key_alignment(spec_alignment_params(self.spec()))
 
     # ================================================================ lazy, once per kernel
     @property
