@@ -193,8 +193,7 @@ class MeasureStage:
             trial.pool = [(tuple(sorted(c.kwargs.items())), c.num_warps) for c in configs]  # refills refusals
             costs = [self.synthesis.costs.get(config_str(c)) for c in configs]
             n_first = first_batch_size(costs, policy)
-            batch = first_batch([(tuple(sorted(c.kwargs.items())), c.num_warps) for c in configs], n_first,
-                                costs=costs, stages=[c.num_stages for c in configs])
+            batch = first_batch(trial.pool, n_first, costs=costs, stages=[c.num_stages for c in configs])
         else:  # top_k= or a hand list: measure what was asked for
             n_first = len(configs)
             batch = list(range(n_first))
