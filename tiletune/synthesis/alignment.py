@@ -35,9 +35,13 @@ def alignment_params(exprs: Iterable) -> list[str]:
 
 
 def spec_alignment_params(spec) -> list[str]:
-    """The integers whose alignment decides which of ``spec``'s loads are pipelined ([] without a footprint)."""
+    """The integers whose alignment decides which of ``spec``'s loads are pipelined ([] without a footprint):
+    the ``align16_`` symbols of its footprint, the only expressions that carry them."""
     fp = getattr(spec, "footprint", None)
-    return alignment_params([fp.shared_bytes] if fp is not None else [])
+    if fp is None:
+        return []
+    return alignment_params([fp.live_bytes, fp.shared_bytes, fp.dot_operand_bytes, fp.accumulator_bytes,
+                             fp.unstaged_bytes])
 
 
 def bind_alignment(names: Iterable[str], known: Mapping[str, int], kernel: str,

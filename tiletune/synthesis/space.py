@@ -31,7 +31,7 @@ from typing import Any, Mapping, Optional, Sequence
 from ..analysis.expr import ALIGN16_PREFIX, NUM_STAGES, NUM_WARPS, WGMMA, Expr, esize_symbol
 from ..analysis.model import DTYPE_BYTES, KernelSpec, Param, Role
 from ..errors import SynthesisError
-from .alignment import alignment_params, bind_alignment
+from .alignment import bind_alignment, spec_alignment_params
 from .model import Target
 
 __all__ = [
@@ -384,7 +384,7 @@ def build_space(
     # constexprs (tile sizes included) are constants to AxisInfo, divisible by their power-of-two factor:
     # only the launch's integers are specialised by the 16 rule (unknown -> aligned)
     constexpr_names = {p.name for p in spec.params if p.constexpr} | {p.name for p in spec.tiling_params}
-    align_names = alignment_params(_spec_exprs(spec, with_grid=False))
+    align_names = spec_alignment_params(spec)
     align_env, align_notes = bind_alignment(align_names, {k: v for k, v in env.items() if k not in constexpr_names},
                                             kname, constexpr_names)
     env.update(align_env)
