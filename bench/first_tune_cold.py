@@ -42,7 +42,7 @@ for _p in (ROOT, ROOT / "bench"):
         sys.path.insert(0, str(_p))
 
 import cold_pairs  # noqa: E402
-from cold_report import summarize, write_outputs  # noqa: E402
+from cold_report import score_row, summarize, write_outputs  # noqa: E402
 
 #: Seconds a pair is expected to take when nothing is known yet (the budget check before each pair).
 PAIR_GUESS_S = 25.0
@@ -357,12 +357,10 @@ def run_pair(pair: dict, index: int, opts: argparse.Namespace, profile: bool) ->
     ref = run_side(pair, "reference", opts, picks=picks) if picks and not opts.no_reference else {}
     if "error" in ref:
         errors["reference"] = ref["error"]
-    best = ref.get("best_ms")
-    row["tiletune_over_best"] = (ref["tiletune_ms"] / best) if best and ref.get("tiletune_ms") else None
-    row["hand_over_best"] = (ref["hand_ms"] / best) if best and ref.get("hand_ms") else None
     row["reference"] = {k: ref.get(k) for k in ("best", "best_from", "best_ms", "tiletune_ms", "hand_ms", "noise",
                                                 "unstable", "screened", "grid", "grid_sampled", "wall_s",
                                                 "invalid_picks")}
+    score_row(row)
     row["process_s"] = {s: r.get("process_s") for s, r in list(sides.items()) + [("reference", ref)]}
     if errors:
         row["errors"] = errors

@@ -14,7 +14,7 @@ from tiletune.runtime import timeline
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from cold_report import summarize  # noqa: E402
+from cold_report import NOISY, rescore, score_row, summarize, write_outputs  # noqa: E402
 
 ROW_FIELDS = {"kernel", "source", "shape", "cold", "tiletune_first_s", "hand_first_s", "tiletune_over_best",
               "hand_over_best", "configs_compiled", "configs_timed"}
@@ -69,6 +69,36 @@ def test_summary_checks_issue_25_goals():
     assert bad["goals"]["no_first_tune_over_hand"] is False
     assert bad["goals"]["worst_over_best"] is False
     assert bad["goals"]["never_2pct_worse_than_hand"] is False
+
+
+def _ref_row(best_ms, tt_ms, hand_ms, noise):
+    return {"kernel": "k", "source": "fixture", "shape": {"M": 1}, "tiletune_first_s": 1.0, "hand_first_s": 2.0,
+            "reference": {"best_ms": best_ms, "tiletune_ms": tt_ms, "hand_ms": hand_ms, "noise": noise}}
+
+
+def test_a_pick_faster_than_the_reference_best_is_the_best_known():
+    row = score_row(_ref_row(21.0, 16.0, 11.0, 0.01))  # both picks beat the config chosen on the even rounds
+    assert row["hand_over_best"] == 1.0
+    assert row["tiletune_over_best"] == pytest.approx(16.0 / 11.0)
+    assert row["reference"]["best_known_ms"] == 11.0
+    slower = score_row(_ref_row(10.0, 10.5, 12.0, 0.01))
+    assert slower["tiletune_over_best"] == pytest.approx(1.05) and slower["hand_over_best"] == pytest.approx(1.2)
+
+
+def test_a_noisy_reference_is_reported_but_left_out_of_the_ratio_goals(tmp_path):
+    calm = [score_row(_ref_row(10.0, 10.0, 11.0, 0.01)) for _ in range(12)]
+    noisy = score_row(_ref_row(10.0, 20.0, 10.0, NOISY * 2))
+    assert noisy["noisy"] and not calm[0]["noisy"]
+    s = summarize(calm + [noisy])
+    assert s["worst_tiletune_over_best"] == 1.0  # the noisy pair's 2.0 is not counted
+    assert s["noisy_pairs"] == ["k M=1"] and s["pairs"] == 13
+    # re-scoring runs from their JSON merges them and recomputes every ratio
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d, rows in ((a, calm[:6]), (b, calm[6:] + [noisy])):
+        d.mkdir()
+        write_outputs({"meta": {}, "rows": [dict(r, tiletune_over_best=9.9) for r in rows], "summary": {}}, d)
+    merged = rescore([a / "first_tune_cold.json", b / "first_tune_cold.json"])
+    assert len(merged["rows"]) == 13 and merged["summary"]["worst_tiletune_over_best"] == 1.0
 
 
 @pytest.mark.slow
