@@ -273,3 +273,35 @@ def test_before_hook_runs_ahead_of_every_call_outside_the_timed_region():
         assert events == ["before", "call"] and ms == pytest.approx(1.0)
     finally:
         bench.set_clock(previous)
+
+
+def test_a_short_kernels_leaders_are_chosen_from_one_graph_timing_of_every_close_candidate():
+    """The screening of a short kernel cannot rank candidates closer than its noise: every candidate within
+    GRAPH_RESCREEN_GAP of the fastest is timed once from a CUDA graph (here an injected timing, as no GPU is
+    here), and the leaders re-timed afterwards are the graph's fastest, not the screening's."""
+    from types import SimpleNamespace
+
+    from tiletune.runtime.measure_stage import MeasureStage
+    from tiletune.runtime.screening import GRAPH_RESCREEN_GAP, graph_rescreen_set
+
+    screened = {0: 4.5, 1: 4.6, 2: 4.7, 3: 4.8, 4: 5.4, 5: 4.5 * (1 + GRAPH_RESCREEN_GAP) * 1.05}
+    order = sorted(screened, key=lambda i: (screened[i], i))
+    assert graph_rescreen_set(order, screened) == [0, 1, 2, 3, 4]  # 5 is past the gap: never graph-timed
+    graphed = {0: 4.6, 1: 4.7, 2: 4.55, 3: 4.9, 4: 4.1, 5: 1.0}
+    timed = []
+
+    def graph(fn):
+        i = fn()
+        timed.append(i)
+        return graphed[i]
+
+    trial = SimpleNamespace(calls={i: (lambda i=i: i) for i in screened})
+    top, first = MeasureStage._graph_leaders(trial, order, screened, graph, None)
+    assert sorted(timed) == [0, 1, 2, 3, 4]
+    assert top == [4, 2, 0]  # the graph's three fastest (the screening's fifth first); none other within 8%
+    assert first == {i: graphed[i] for i in top}
+    # a candidate whose graph timing fails keeps its screening time and is not a leader by the graph
+    graphed[4] = float("inf")
+    timed.clear()
+    top, first = MeasureStage._graph_leaders(trial, order, screened, graph, None)
+    assert 4 not in top and top[0] == 2

@@ -27,6 +27,7 @@ from . import timeline as _timeline
 from .agreement import probe_indices
 from .measure import LATE_REP_MS, LATE_WARMUP_MS, RETIME_MAX, SCREEN_REP_MS, SCREEN_WARMUP_MS, _Trial, retime_set
 from .measure import _retime_rounds
+from .screening import graph_rescreen_set
 from .report import TuningReport, config_str
 from .search import Point, first_batch, first_batch_size, resolve_search, time_budget
 from .strategies import Budget, Space, run_strategy
@@ -230,11 +231,14 @@ class MeasureStage:
             chosen = self.bench.method or self.bench.warmup is not None or self.bench.rep is not None  # the user's
             graph = None if chosen else _bench.short_kernel_bench(self.method_used, timings[order[0]])
             facts["retime_short"], facts["retime_graph"] = short, graph is not None
+            first_times = {i: timings[i] for i in top}
+            if graph is not None:  # the screening cannot rank a short kernel's leaders: one graph timing first
+                top, first_times = self._graph_leaders(trial, order, timings, graph, pg)
+                facts["graph_rescreened"] = len(graph_rescreen_set(order, timings))
             with _timeline.span("retime", f"{len(top)} candidate(s)" + (" (short)" if short else "")):
                 retimed = _bench.retime_interleaved({i: trial.calls[i] for i in top},
                                                     graph or (trial.late_bench if short else trial.bench),
-                                                    {} if graph else {i: timings[i] for i in top},
-                                                    rounds=rounds + (1 if graph else 0))
+                                                    first_times, rounds=rounds)
             agreed = _dd.combine_timings([retimed[i] for i in top], pg)
             for i, t in zip(top, agreed):
                 report.candidate(trial.configs[i], retimed[i], stage="retimed_ms")
@@ -282,6 +286,24 @@ class MeasureStage:
             extra.update({"world_size": world_size, "rank": rank, "sharded": trial.shard,
                           "timed_here": trial.timed_here})
         return Measured(winner, extra, configs_timings, bench_time, facts)
+
+    @staticmethod
+    def _graph_leaders(trial: "_Trial", order: List[int], timings: Dict[int, float],
+                       graph: Callable[[Callable], float], pg: Any) -> Tuple[List[int], Dict[int, float]]:
+        """A short kernel's leaders to re-time, chosen from one CUDA-graph timing of every candidate the screening
+        could not tell from the fastest (:func:`graph_rescreen_set`), agreed over ``pg``; with those times as
+        each leader's first sample.  A candidate whose graph timing failed is left to its screening time."""
+        wide = graph_rescreen_set(order, timings)
+        with _timeline.span("retime", f"{len(wide)} candidate(s) once from CUDA graphs"):
+            once = _bench.retime_interleaved({i: trial.calls[i] for i in wide}, graph, {}, rounds=1)
+        agreed = _dd.combine_timings([once[i] for i in wide], pg)
+        graphed = {i: t for i, t in zip(wide, agreed) if t is not None}
+        if not graphed:
+            top = retime_set(order, timings)
+            return top, {}
+        ranked = sorted(graphed, key=lambda i: (graphed[i], i))
+        top = retime_set(ranked, graphed)
+        return top, {i: graphed[i] for i in top}
 
     def _screen_fn(self, bench: Callable[[Callable], float], late: bool = False) -> Callable[[Callable], float]:
         """The benchmark for screening: short budgets unless the user chose the benchmark or its budgets

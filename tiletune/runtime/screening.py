@@ -10,7 +10,8 @@ from typing import List, Mapping, Sequence
 
 from . import bench as _bench
 
-__all__ = ["RETIME_TOP", "RETIME_MAX", "RETIME_GAP", "RETIME_ROUNDS", "SCREEN_WARMUP_MS", "SCREEN_REP_MS",
+__all__ = ["RETIME_TOP", "RETIME_MAX", "RETIME_GAP", "RETIME_ROUNDS", "GRAPH_RESCREEN_GAP", "GRAPH_RESCREEN_MAX",
+           "graph_rescreen_set", "SCREEN_WARMUP_MS", "SCREEN_REP_MS",
            "LATE_WARMUP_MS", "LATE_REP_MS", "OVER_SHARE", "RESCREEN_FACTOR", "retime_set", "retime_rounds"]
 
 #: How many leading candidates are re-timed interleaved, and how many rounds
@@ -57,6 +58,26 @@ def retime_set(order: Sequence[int], timings: Mapping[int, float]) -> List[int]:
         return []
     limit = timings[order[0]] * (1.0 + RETIME_GAP)
     return list(order[:RETIME_TOP]) + [i for i in order[RETIME_TOP:RETIME_MAX] if timings[i] <= limit]
+
+
+#: A short kernel's screening (a flushed event pair around each call) reads 5-7% of noise at 5 us, more than
+#: the gaps between its best candidates, so the leading few by screening need not hold the best.  When the
+#: leaders are re-timed from CUDA graphs (bench.short_kernel_bench), every candidate the screening put within
+#: GRAPH_RESCREEN_GAP of the fastest, up to GRAPH_RESCREEN_MAX of them, is first timed once from a graph (a few
+#: ms each), and the re-timed leaders are chosen from those times.  H200, 2026-11-29, cold first tunes of
+#: layer_norm M=1000,N=777 (4.1-4.6 us): two runs of the same commit picked 256 w4 s4 (the best known) and
+#: 1024 w2 s1 (10% slower) after 19 and 17 candidates screened.
+GRAPH_RESCREEN_GAP = 0.25
+GRAPH_RESCREEN_MAX = 12
+
+
+def graph_rescreen_set(order: Sequence[int], timings: Mapping[int, float]) -> List[int]:
+    """The candidates a short kernel's re-timing times once from a CUDA graph before choosing its leaders:
+    those of ``order`` (fastest first) within GRAPH_RESCREEN_GAP of the fastest, at most GRAPH_RESCREEN_MAX."""
+    if not order:
+        return []
+    limit = timings[order[0]] * (1.0 + GRAPH_RESCREEN_GAP)
+    return [i for i in order if timings[i] <= limit][:GRAPH_RESCREEN_MAX]
 
 
 def retime_rounds() -> int:
