@@ -163,3 +163,33 @@ def test_explain_says_which_tile_is_counted_with_its_multibuffer_copies(monkeypa
     lines = explain_config(spec, {"H_BLOCK": 2, "BLOCK_V": 128, "BLOCK_K": 128}, {}, dt, "ascend910b3")
     assert len(lines) == 1 and lines[0].startswith("UB overflows by 65536 B (262144 B > 196608 B on ascend910b3)")
     assert "`tl.load(src + offs, mask=mask, other=0) (x 2 multibuffer slots)` 262144 B" in lines[0]
+
+
+def test_one_tile_over_the_ub_fails_as_triton_ascends_own_ci_expects():
+    """Triton-Ascend's CI test ``test_atomic_and_ub_overflow`` expects 'ub overflow' for one load tile of
+    500000 elements in int8, int16, int32 and int64: each is rejected as one tile alone over the UB, and the
+    same kernel at the test's own passing sizes (a tile of 3 x 2 x 257 elements) is accepted."""
+    from bench.ascend_truth import cause
+
+    spec = analyze_file(KERNELS).kernel("atomic_and_one_block")
+    for dt, size in (("int8", 1), ("int16", 2), ("int32", 4), ("int64", 8)):
+        dtypes = {"in_ptr0": dt, "out_ptr0": dt}
+        entry = {"config": {"BLOCK_SIZE": 500000, "BLOCK_NUM": 1}, "shapes": {"n_elements": 1000000},
+                 "target": "ascend910b3", "dtypes": dtypes}
+        why = check_config(spec, entry["config"], None, None, entry["shapes"], dtypes, "ascend910b3")
+        assert why == [f"UB: needs {500000 * size} B > 196608 B on ascend910b3"], dt
+        assert cause(spec, entry, why) == "one tile"
+        small = {"BLOCK_SIZE": 3 * 2 * 257, "BLOCK_NUM": 1}
+        assert check_config(spec, small, None, None, {"n_elements": 2 * 3 * 2 * 257}, dtypes, "ascend910b3") == []
+
+
+def test_a_dot_accumulator_of_exactly_the_l0c_runs_and_one_over_it_is_rejected():
+    """Triton-Ascend's tutorial 13 runs 128 x 256 and 256 x 128 fp32 accumulators (131072 B, the 910B's L0C
+    exactly) with BLOCK_K 256 bf16 operands: accepted; 256 x 256 on the same kernel is over the L0C."""
+    spec = analyze_file(KERNELS).kernel("matmul_rows_of_tasks")
+    dt = {"mat_a": "bf16", "mat_b": "bf16", "mat_c": "bf16"}
+    fixed = {"BLOCK_K": 256, "BLOCK_TRESHHOLD": 4, "M": 2048, "N": 16384, "K": 7168, "num_cores": 20}
+    for bm, bn in ((128, 256), (256, 128)):
+        assert check_config(spec, {**fixed, "BLOCK_M": bm, "BLOCK_N": bn}, None, None, {}, dt, "ascend910b3") == []
+    why = check_config(spec, {**fixed, "BLOCK_M": 256, "BLOCK_N": 256}, None, None, {}, dt, "ascend910b3")
+    assert why == ["L0C: needs 262144 B > 131072 B on ascend910b3"]

@@ -81,3 +81,50 @@ def state_copy_h_blocks(dst_ptr, src_ptr, src_rows, dst_rows, n_layers, layer_st
             offs = h[:, None, None] * dim_v * dim_k + vs[None, :, None] * dim_k + ks[None, None, :]
             block = tl.load(src + offs, mask=mask, other=0)
             tl.store(dst + offs, block, mask=mask)
+
+
+@triton.jit
+def atomic_and_one_block(in_ptr0, out_ptr0, n_elements, BLOCK_SIZE: tl.constexpr, BLOCK_NUM: tl.constexpr):
+    """One load tile of BLOCK_SIZE elements and an atomic AND of it into the output, per program (the
+    structure of Triton-Ascend's CI test ``test_atomic_and_ub_overflow``,
+    third_party/ascend/unittest/generalization_cases/test_atomic_and.py, which expects this to fail to
+    compile with 'ub overflow' at BLOCK_SIZE = 10 x 50 x 1000 for int8 to int64)."""
+    in_offset = tl.program_id(0) * BLOCK_SIZE
+    out_offset = (tl.program_id(0) % BLOCK_NUM) * BLOCK_SIZE
+    in_index = in_offset + tl.arange(0, BLOCK_SIZE)
+    out_index = out_offset + tl.arange(0, BLOCK_SIZE)
+    in_range = in_index < n_elements
+    tile = tl.load(in_ptr0 + in_index, in_range)
+    tl.atomic_and(out_ptr0 + out_index, tile, in_range)
+
+
+@triton.jit
+def matmul_rows_of_tasks(mat_a, mat_b, mat_c, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                         num_cores: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                         BLOCK_K: tl.constexpr, BLOCK_TRESHHOLD: tl.constexpr):
+    """A K-loop matmul over output blocks taken in turn by each core, bf16 in, fp32 accumulator, bf16 out
+    (the structure of the sequential branch of Triton-Ascend's tutorial
+    third_party/ascend/tutorials/13-matrix-multiplication-optimized.py; its diagonal branch loads and
+    accumulates the same tiles in another order, and its ``tl.compile_hint(..., "dot_pad_only_k")`` on the
+    operands is a hint that allocates nothing, so both are left out)."""
+    pid = tl.program_id(axis=0)
+    NUM_BLOCKS_M = triton.cdiv(M, BLOCK_M)
+    NUM_BLOCKS_N = triton.cdiv(N, BLOCK_N)
+    NUM_BLOCKS = NUM_BLOCKS_M * NUM_BLOCKS_N
+    for block_idx in range(pid, NUM_BLOCKS, num_cores):
+        m_start = (block_idx // NUM_BLOCKS_N) * BLOCK_M
+        n_start = (block_idx % NUM_BLOCKS_N) * BLOCK_N
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k_start in range(0, K, BLOCK_K):
+            rows = m_start + tl.arange(0, BLOCK_M)
+            cols = n_start + tl.arange(0, BLOCK_N)
+            ks = k_start + tl.arange(0, BLOCK_K)
+            a = tl.load(mat_a + (rows * K)[:, None] + ks[None, :], mask=(rows < M)[:, None] & (ks < K)[None, :],
+                        other=0.0)
+            b = tl.load(mat_b + (ks * N)[:, None] + cols[None, :], mask=(ks < K)[:, None] & (cols < N)[None, :],
+                        other=0.0)
+            acc = tl.dot(a, b, acc)
+        rows = m_start + tl.arange(0, BLOCK_M)
+        cols = n_start + tl.arange(0, BLOCK_N)
+        tl.store(mat_c + (rows * N)[:, None] + cols[None, :], acc.to(tl.bfloat16),
+                 mask=(rows < M)[:, None] & (cols < N)[None, :])

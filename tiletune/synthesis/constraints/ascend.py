@@ -87,7 +87,10 @@ RULES: dict[str, str] = {
         "halves only a mix (cube+vector) function over its two vector cores (TileAndBindSubBlock.cpp header), "
         "TileCubeVectorLoop only a loop CV pipelining marked hivm.loop_core_type in a mix kernel "
         "(TileCubeVectorLoop.cpp processCandidateLoop), AutoBlockify loops over programs, not tiles "
-        "(docs AutoBlockify.md); AscendNPU-IR at 52f96a130, 2026-08; the analysis' live tiles without reuse "
+        "(docs AutoBlockify.md); AscendNPU-IR at 52f96a130, 2026-08; observed: Triton-Ascend's own CI test "
+        "test_atomic_and_ub_overflow (unittest/generalization_cases/test_atomic_and.py l.130-148, run on every "
+        "PR by run_prtest.sh) expects MLIRCompilationError 'ub overflow' for one load tile of 500000 int8 to "
+        "int64 elements, so a tile over the UB is not split, it fails; the analysis' live tiles without reuse "
         "over-count and only steer the synthesis"
     ),
     "ub.certain": (
@@ -99,7 +102,12 @@ RULES: dict[str, str] = {
         "compiler erases the op that made it, MLIR isOpTriviallyDead); the rest of the plan (which other tiles overlap, per-row "
         "vectors, implicit widening copies) depends on code motion and reuse the compiler may do differently "
         "(bishengir-compile retries an overflow with enable-code-motion=false, OverFlowPolicyBase.cpp), so it "
-        "only ranks"
+        "only ranks.  That the operands of one operation are not split to fit is seen, not only read: a tile "
+        "over the UB fails (Triton-Ascend CI test_atomic_and_ub_overflow, see ub.floor), Triton-Ascend's "
+        "fused-attention tutorial updates its fp32 accumulator in four slices 'to avoid ub overflow' "
+        "(tutorials/04-fused-attention.py l.125), and its reduction tests skip an input tile of 1/6 of the UB "
+        "or more as a 'mem overflow' (unittest/generalization_cases/test_sum.py reduce_check_ub_mem_overflow), "
+        "a bound stricter than this count"
     ),
     "ub.estimate": (
         "the estimated UB (the full replayed plan: every buffer live at one statement, per-row vectors, the "
@@ -143,7 +151,11 @@ RULES: dict[str, str] = {
         "(TileBatchMMIntoLoop.cpp loops over the batch only; TileCubeVectorLoop, on by default since AscendNPU-IR "
         "v1.2.0 with tile-mix-cube-loop=2, splits only a CV-pipelined cube loop of a mix kernel and skips one whose "
         "mmadL1 accumulates in L0C, TileCubeVectorLoop.cpp hasL0CAccumulation: a K loop's acc += tl.dot), and the "
-        "overflow retry only drops multibuffer (OverFlowPolicyBase.cpp onFailure)"
+        "overflow retry only drops multibuffer (OverFlowPolicyBase.cpp onFailure); argued from that source, no "
+        "public report of a 'cc overflow' for a given tile was found, and every shipped-and-run Triton-Ascend "
+        "matmul stays within it: tutorial 13-matrix-multiplication-optimized.py runs 128 x 256 (or 256 x 128) "
+        "fp32 accumulators, 131072 B, exactly the 910B's L0C, and vllm-ascend's linear_persistent (nightly "
+        "test_batch_invariant_ops.py) caps BLOCK_M x BLOCK_N at 256 x 128"
     ),
     "l0": (
         "L0A/L0B are not planned per Triton tile: PlanMemory.cpp plans UB, L1 and L0C only "
