@@ -177,3 +177,24 @@ def test_a_launch_whose_strides_align_otherwise_is_tuned_apart(tmp_path, monkeyp
     assert len(tuned._fast) == 2
     for args in (aligned, odd):
         torch.testing.assert_close(args["c_ptr"].float(), fx.reference(args)[0], **fx.TOLERANCE)
+
+
+def test_the_key_the_model_and_the_offline_compile_read_one_specialisation_of_an_integer():
+    """Triton compiles 1 as a constant and marks multiples of 16 divisible by 16: the tuning key, the model's
+    align16_ symbols and the offline compile's attributes all say so through tiletune.specialization."""
+    from tiletune.runtime.binding import Binder
+    from tiletune.runtime.offline_compile import specialize
+
+    fx = fixtures.load("matmul")
+    names = list(fx.KERNEL.arg_names)
+    binder = Binder("matmul_kernel", names, fx.KEY)
+    binder.key_alignment(["stride_am"])
+    args = fx.make_args({"M": 32, "N": 32, "K": 32})
+    keys = {}
+    for stride in (1, 32, 40):
+        keys[stride] = binder.key((), dict(args, stride_am=stride))
+    assert keys[1] == keys[32] != keys[40]
+    env, _ = bind_alignment(["s1", "s32", "s40"], {"s1": 1, "s32": 32, "s40": 40}, "k")
+    assert env == {"align16_s1": 1, "align16_s32": 1, "align16_s40": 0}
+    sig, values, attrs = specialize([("a", False), ("b", False), ("c", False)], {"a": 1, "b": 32, "c": 40}, {})
+    assert values == {"a": 1} and attrs == {(1,): [["tt.divisibility", 16]]} and sig["c"] == "i32"

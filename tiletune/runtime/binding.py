@@ -21,6 +21,7 @@ import inspect
 from typing import Any, Iterable, Mapping, Sequence
 
 from tiletune.errors import TuningError
+from tiletune.specialization import keeps_alignment
 
 __all__ = [
     "LAUNCH_KEYWORDS",
@@ -154,7 +155,7 @@ class Binder:
                 out.append(d)
         for i, name in self._align_slots:
             v = args[i] if i < n else kwargs.get(name, self.defaults.get(name))
-            out.append(isinstance(v, int) and v % 16 == 0)
+            out.append(keeps_alignment(v))
         return tuple(out)
 
     # ------------------------------------------------------------------ tuning path

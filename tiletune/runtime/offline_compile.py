@@ -26,6 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
+from tiletune.specialization import divisible_by_16
+
 __all__ = [
     "CompileJob",
     "CompileResult",
@@ -101,10 +103,6 @@ def describe_args(args: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _is_divisible_by_16(v: int) -> bool:
-    return v % 16 == 0
-
-
 def specialize(params: Sequence[tuple[str, bool]], args: Mapping[str, Any], constexprs: Mapping[str, Any]):
     """Signature, constexpr values and attributes for ``ASTSource``, as a launch makes them.
 
@@ -136,7 +134,7 @@ def specialize(params: Sequence[tuple[str, bool]], args: Mapping[str, Any], cons
                 values[name] = 1
             else:
                 signature[name] = "i32" if -(2**31) <= value < 2**31 else "i64"
-                if _is_divisible_by_16(value):
+                if divisible_by_16(value):
                     attrs[(index,)] = [["tt.divisibility", 16]]
         elif isinstance(value, float):
             signature[name] = "fp32"

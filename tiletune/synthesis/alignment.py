@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from ..analysis.expr import ALIGN16_PREFIX
+from ..specialization import keeps_alignment
 
 __all__ = ["bind_alignment", "alignment_params", "alignment_shapes", "spec_alignment_params"]
 
@@ -58,7 +59,7 @@ def bind_alignment(names: Iterable[str], known: Mapping[str, int], kernel: str,
         value = known.get(name)
         if value is None and name not in constants:
             unknown.append(name)
-        aligned = value is None or isinstance(value, bool) or int(value) == 1 or int(value) % 16 == 0
+        aligned = value is None or keeps_alignment(value if isinstance(value, bool) else int(value))
         env[ALIGN16_PREFIX + name] = int(aligned)
         if not aligned:
             odd.append(f"{name}={int(value)}")
