@@ -170,7 +170,7 @@ def _lint_source(source: str, path: str, *, target: str, select: Optional[Sequen
         if not might_have_kernels(source):
             return []
         try:
-            module = _analyze(source, path)
+            module = _analyze(source, path, codes)
         except Exception as exc:  # the lint must survive any input
             return [analysis_failed(path, exc)] if ANALYSIS_FAILED in codes else []
     ctx = LintContext(module=module, source=source, path=path, target=target, project=project)
@@ -192,10 +192,16 @@ def _forget_text() -> None:
     forget_text()
 
 
-def _analyze(source: str, path: str) -> Any:
+def _analyze(source: str, path: str, codes: frozenset[str]) -> Any:
     from tiletune.analysis import analyze_source
 
-    return analyze_source(source, file=path)
+    rules = [RULES[c] for c in sorted(codes)]
+
+    def wants_body(module: Any, kernel: Any) -> bool:
+        # a kernel's body is most of the analysis: read it only when a selected rule will read it
+        return any(r.needs_body(module, kernel) for r in rules)
+
+    return analyze_source(source, file=path, wants_body=wants_body)
 
 
 def read_python_source(path: str) -> str:
