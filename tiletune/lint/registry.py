@@ -140,7 +140,10 @@ def lint_source(
     # rules then read them: a collection there would walk all of them (a lint of a 400-file library
     # spent 12% of its time so).  They are freed by reference counting when the file is done, the
     # index the analysis kept for the rules included.
-    with _collector_paused():
+    # Spans are read when a rule reports (few are): the positions of most statements are never computed.
+    from tiletune.analysis.source import lazy_spans
+
+    with _collector_paused(), lazy_spans():
         try:
             return _lint_source(source, path, target=target, select=select, ignore=ignore, codes=codes,
                                 module=module, project=project)
