@@ -18,7 +18,7 @@ from __future__ import annotations
 import gc
 import textwrap
 from contextlib import contextmanager
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from .diagnostic import Diagnostic
 from .prefilter import might_have_kernels
@@ -198,13 +198,19 @@ def _forget_text() -> None:
 def _analyze(source: str, path: str, codes: frozenset[str]) -> Any:
     from tiletune.analysis import analyze_source
 
+    return analyze_source(source, file=path, wants_body=body_wanted(codes))
+
+
+def body_wanted(codes: frozenset[str]) -> Callable[[Any, Any], bool]:
+    """The analysis' ``wants_body(module, kernel)`` for a lint running ``codes``: a kernel's body (most of
+    the analysis) is read only when one of those rules reads it (:meth:`Rule.needs_body`)."""
+    _load_rules()
     rules = [RULES[c] for c in sorted(codes)]
 
     def wants_body(module: Any, kernel: Any) -> bool:
-        # a kernel's body is most of the analysis: read it only when a selected rule will read it
         return any(r.needs_body(module, kernel) for r in rules)
 
-    return analyze_source(source, file=path, wants_body=wants_body)
+    return wants_body
 
 
 def read_python_source(path: str) -> str:
