@@ -76,12 +76,11 @@ class ConfigNotPowerOfTwo(Rule):
         return any(name in names and _not_pow2_int(value) for cfg in at.configs for name, value in cfg.kwargs.items())
 
     def check(self, ctx: LintContext) -> Iterator[Diagnostic]:
-        if _target_takes_any_extent(ctx.target):
-            return
-        for k in ctx.module.kernels:
+        configured = [k for k in ctx.module.kernels if k.autotune is not None and k.autotune.configs]
+        if not configured or _target_takes_any_extent(ctx.target):
+            return  # (the target's family is looked up only for a module with configs: it imports the synthesis)
+        for k in configured:
             at = k.autotune
-            if at is None or not at.configs:
-                continue
             for cfg in at.configs:
                 for name, value in cfg.kwargs.items():
                     p = param_by_name(k, name)
