@@ -204,6 +204,9 @@ def _analyze_module(source: str, file: Optional[str], force: _Force, project: bo
                 if known:
                     spec.notes.append("specialised on defaults no launch of the package overrides: "
                                       + ", ".join(f"{n}={v!r}" for n, v in known.items()))
+            # Read the def's own span first (lazy in the lint): a top-level def's statement is then computed
+            # at once, instead of found by walking the module from a node of its body.
+            _ = spec.span.line
             _analyze_kernel_body(index, func, spec, known)
         except Exception as exc:  # noqa: BLE001 - one kernel must not stop the module
             spec.notes.append(_internal_note("body", exc, info.line(func)))
