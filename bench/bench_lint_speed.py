@@ -11,7 +11,8 @@ wall seconds of each run, the CPU seconds of the cold run (the lint and its
 workers, user + system: what 2 idle cores share), and the machine's core
 count and load average (wall timings on a loaded machine are not comparable).
 
-Goal (issue 28): a 400-file library in <= 10 s on 2 idle cores.
+Goal (issue 28): a 400-file library in <= 10 s on 2 idle cores.  That a speed change leaves
+the lint's output byte-identical is checked by ``bench/check_lint_identity.py``.
 
 ``--stages LIB`` instead lints one library cold in this process, with no
 workers, and prints where its CPU seconds go, stage by stage (each stage's own

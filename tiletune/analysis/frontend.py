@@ -32,20 +32,28 @@ from .model import KernelSpec, LaunchSite, ModuleSpec
 from .resolver import ModuleIndex, cached_index, index_module, last_index, remember, remember_text, project_launch_calls, resolve_helpers
 from .source import ModuleScan, SourceInfo, is_compile_time_def, is_jit_def, parse, positions_of, read_source
 
-__all__ = ["analyze_source", "analyze_file", "analyze_kernel", "SourceInfo"]
+__all__ = ["analyze_source", "analyze_file", "analyze_kernel", "SourceInfo", "WantsBody"]
+
+#: ``wants_body(module, kernel)``: whether to analyse a kernel's body (see :func:`analyze_source`).
+WantsBody = Callable[[ModuleSpec, KernelSpec], bool]
 
 
 # ----- entry points ------------------------------------------------------------
-def analyze_source(source: str, file: Optional[str] = None, constants: Optional[Mapping[str, Any]] = None) -> ModuleSpec:
+def analyze_source(source: str, file: Optional[str] = None, constants: Optional[Mapping[str, Any]] = None,
+                   wants_body: Optional[WantsBody] = None) -> ModuleSpec:
     """Analyse Python source text and return every Triton kernel in it.
 
     ``file`` only labels positions and errors.  ``constants`` gives known
     parameter values by name (constexpr flags, ``None`` pointers) for every
     kernel that has them: branches they decide are resolved and the dead side
-    counts for nothing.  Raises :class:`AnalysisError`
+    counts for nothing.  ``wants_body(module, kernel)``, when given, is asked
+    once each kernel's declaration is filled (decorators, parameters, autotune
+    arguments, heuristics, launches); a kernel it says False for keeps its
+    body unread (no tiling parameters, accesses, footprint or notes of its
+    body): the lint asks its rules.  Raises :class:`AnalysisError`
     (``file:line:col: invalid syntax: ...``) when the text does not parse.
     """
-    return _analyze(source, file, force=None, constants=constants)
+    return _analyze(source, file, force=None, constants=constants, wants_body=wants_body)
 
 
 def analyze_file(path: Union[str, "os.PathLike[str]"]) -> ModuleSpec:
@@ -115,7 +123,7 @@ _Force = Optional[tuple[str, Optional[int]]]  # (name, line) of a def to treat a
 
 
 def _analyze(source: str, file: Optional[str], force: _Force, project: bool = False,
-             constants: Optional[Mapping[str, Any]] = None) -> ModuleSpec:
+             constants: Optional[Mapping[str, Any]] = None, wants_body: Optional[WantsBody] = None) -> ModuleSpec:
     # libcst allocates a great many small objects and keeps them all alive until
     # the end: the cyclic collector's passes over them cost a third of the time
     # and find nothing, so it is paused for the analysis.
@@ -125,8 +133,8 @@ def _analyze(source: str, file: Optional[str], force: _Force, project: bool = Fa
         # deep, flat expressions (a sum of thousands of terms) need a deeper stack than Python's default;
         # starting a thread with one costs milliseconds, so ordinary files run here
         if _nested_deeply(source):
-            return run_deep(_analyze_module, source, file, force, project, constants)
-        return _analyze_module(source, file, force, project, constants)
+            return run_deep(_analyze_module, source, file, force, project, constants, wants_body)
+        return _analyze_module(source, file, force, project, constants, wants_body)
     finally:
         forget_tree()
         if was_enabled:
@@ -148,7 +156,7 @@ def _nested_deeply(source: str) -> bool:
 
 
 def _analyze_module(source: str, file: Optional[str], force: _Force, project: bool = False,
-                    constants: Optional[Mapping[str, Any]] = None) -> ModuleSpec:
+                    constants: Optional[Mapping[str, Any]] = None, wants_body: Optional[WantsBody] = None) -> ModuleSpec:
     # A whole-file analysis shares parses with the resolver (each file of a package parsed once a run).
     index = cached_index(file) if project and file else None
     if index is None:  # the same text indexed just before (a launch's specialisation of the kernel analysed)
@@ -186,6 +194,9 @@ def _analyze_module(source: str, file: Optional[str], force: _Force, project: bo
                 spec.project_launches = _project_launches(file, spec.name)
         except Exception as exc:  # noqa: BLE001 - keep going, but say so
             spec.notes.append(_internal_note("front end", exc, info.line(func)))
+        if wants_body is not None and not wants_body(result, spec):
+            result.kernels.append(spec)
+            continue
         try:
             known = constants
             if known is None and project:
@@ -193,6 +204,9 @@ def _analyze_module(source: str, file: Optional[str], force: _Force, project: bo
                 if known:
                     spec.notes.append("specialised on defaults no launch of the package overrides: "
                                       + ", ".join(f"{n}={v!r}" for n, v in known.items()))
+            # Read the def's own span first (lazy in the lint): a top-level def's statement is then computed
+            # at once, instead of found by walking the module from a node of its body.
+            _ = spec.span.line
             _analyze_kernel_body(index, func, spec, known)
         except Exception as exc:  # noqa: BLE001 - one kernel must not stop the module
             spec.notes.append(_internal_note("body", exc, info.line(func)))

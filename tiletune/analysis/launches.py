@@ -49,8 +49,7 @@ def build_launch(info: SourceInfo, call: cst.Call, resolve_name: Resolver) -> La
         grid_span = info.span(grid_node)
         site = _describe_grid(info, grid_node, resolve_name, call, grid_span)
     else:
-        first, last = info.span(elements[0]), info.span(elements[-1])
-        grid_span = Span(first.line, first.column, last.end_line, last.end_column)
+        grid_span = info.span(elements[0], elements[-1])
         values = [e.slice.value for e in elements if isinstance(e.slice, cst.Index)]
         source = ", ".join(info.code(v) for v in values) + ("," if len(values) == 1 else "")
         site = _site(info, call, grid_span, "tuple", source)
@@ -295,8 +294,7 @@ def _read_arguments(info: SourceInfo, call: cst.Call, site: LaunchSite) -> None:
             continue
         name = arg.keyword.value
         site.fixed[name] = info.code(arg.value)
-        start, end = info.span(arg.keyword), info.span(arg.value)
-        site.keyword_spans[name] = Span(start.line, start.column, end.end_line, end.end_column)
+        site.keyword_spans[name] = info.span(arg.keyword, arg.value)
 
 
 def launches_by_kernel(info: SourceInfo, scan: ModuleScan, kernels: list[KernelEntry]) -> dict[int, list]:

@@ -14,7 +14,8 @@ import os
 import re
 import threading
 import tokenize
-from typing import Any, Optional
+from contextlib import contextmanager
+from typing import Any, Iterator, Optional
 
 import libcst as cst
 
@@ -26,7 +27,7 @@ from .cst_text import NODE_TYPES as _NODE_TYPES, NOT_NODE_TYPES as _NOT_NODE_TYP
 from .model import Span
 from .positions import LazyPositions, nested_deeper_than, python_tree, whole_module_positions
 
-__all__ = ["is_jit_def", "is_compile_time_def", "iter_nodes", "SourceInfo", "ModuleScan", "ScopeKey", "read_source", "parse", "positions_of", "module_constants",
+__all__ = ["is_jit_def", "is_compile_time_def", "iter_nodes", "SourceInfo", "lazy_spans", "ModuleScan", "ScopeKey", "read_source", "parse", "positions_of", "module_constants",
            "dotted_name"]
 
 _LIBCST_WHERE = re.compile(r"error at (\d+):(\d+)")
@@ -53,6 +54,64 @@ def dotted_name(node: cst.CSTNode) -> Optional[str]:
     return None
 
 
+_LAZY_SPANS = threading.local()  # .on: spans made in this thread are computed when first read
+
+
+@contextmanager
+def lazy_spans() -> Iterator[None]:
+    """While open, :meth:`SourceInfo.span` in this thread returns spans whose line and columns are
+    computed when first read (a lint with no finding reads few: most kernel and launch statements then
+    need no code generation for their positions).  Such a span holds its module's tree until read, so
+    only a caller that drops the analysis soon (the lint) opens this; an analysis in another thread (the
+    deep-stack one) makes its spans as usual."""
+    was = getattr(_LAZY_SPANS, "on", False)
+    _LAZY_SPANS.on = True
+    try:
+        yield
+    finally:
+        _LAZY_SPANS.on = was
+
+
+class _LazySpan(Span):
+    """A :class:`Span` of ``first``'s start to ``last``'s end, read from ``positions`` when a field is first
+    read.  It equals, hashes, prints and pickles as the plain :class:`Span` of the same range."""
+
+    def __init__(self, positions: Any, first: cst.CSTNode, last: cst.CSTNode):  # noqa: D107 - no dataclass init
+        object.__setattr__(self, "_at", (positions, first, last))
+
+    def __getattr__(self, name: str) -> Any:  # reached only while the range is not read
+        at = self.__dict__.get("_at")
+        if at is None or name not in _SPAN_FIELDS:
+            raise AttributeError(name)
+        positions, first, last = at
+        start = positions[first]
+        end = positions[last] if last is not first else start
+        for field_name, value in zip(_SPAN_FIELDS, (start.start.line, start.start.column, end.end.line, end.end.column)):
+            object.__setattr__(self, field_name, value)
+        del self.__dict__["_at"]  # the tree is no longer held
+        return self.__dict__[name]
+
+    def _fields(self) -> tuple:
+        return (self.line, self.column, self.end_line, self.end_column, self.file)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Span):
+            return NotImplemented
+        return self._fields() == (other.line, other.column, other.end_line, other.end_column, other.file)
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return repr(Span(*self._fields()))
+
+    def __reduce__(self) -> tuple:
+        return (Span, self._fields())
+
+
+_SPAN_FIELDS = ("line", "column", "end_line", "end_column")
+
+
 class SourceInfo:
     """A parsed module with positions and import aliases (shared by the front-end helpers)."""
 
@@ -62,10 +121,16 @@ class SourceInfo:
         self.file = file
         self.imports = imports
 
-    def span(self, node: cst.CSTNode) -> Span:
-        """The :class:`Span` of ``node``."""
+    def span(self, node: cst.CSTNode, last: Optional[cst.CSTNode] = None) -> Span:
+        """The :class:`Span` of ``node`` (to the end of ``last`` when given); computed when first read
+        under :func:`lazy_spans`."""
+        if getattr(_LAZY_SPANS, "on", False):
+            return _LazySpan(self.positions, node, node if last is None else last)
         r = self.positions[node]
-        return Span(r.start.line, r.start.column, r.end.line, r.end.column)
+        if last is None:
+            return Span(r.start.line, r.start.column, r.end.line, r.end.column)
+        e = self.positions[last]
+        return Span(r.start.line, r.start.column, e.end.line, e.end.column)
 
     def line(self, node: cst.CSTNode) -> int:
         """The first line of ``node``."""

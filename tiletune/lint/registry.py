@@ -18,7 +18,7 @@ from __future__ import annotations
 import gc
 import textwrap
 from contextlib import contextmanager
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from .diagnostic import Diagnostic
 from .prefilter import might_have_kernels
@@ -140,7 +140,10 @@ def lint_source(
     # rules then read them: a collection there would walk all of them (a lint of a 400-file library
     # spent 12% of its time so).  They are freed by reference counting when the file is done, the
     # index the analysis kept for the rules included.
-    with _collector_paused():
+    # Spans are read when a rule reports (few are): the positions of most statements are never computed.
+    from tiletune.analysis.source import lazy_spans
+
+    with _collector_paused(), lazy_spans():
         try:
             return _lint_source(source, path, target=target, select=select, ignore=ignore, codes=codes,
                                 module=module, project=project)
@@ -170,7 +173,7 @@ def _lint_source(source: str, path: str, *, target: str, select: Optional[Sequen
         if not might_have_kernels(source):
             return []
         try:
-            module = _analyze(source, path)
+            module = _analyze(source, path, codes)
         except Exception as exc:  # the lint must survive any input
             return [analysis_failed(path, exc)] if ANALYSIS_FAILED in codes else []
     ctx = LintContext(module=module, source=source, path=path, target=target, project=project)
@@ -192,10 +195,22 @@ def _forget_text() -> None:
     forget_text()
 
 
-def _analyze(source: str, path: str) -> Any:
+def _analyze(source: str, path: str, codes: frozenset[str]) -> Any:
     from tiletune.analysis import analyze_source
 
-    return analyze_source(source, file=path)
+    return analyze_source(source, file=path, wants_body=body_wanted(codes))
+
+
+def body_wanted(codes: frozenset[str]) -> Callable[[Any, Any], bool]:
+    """The analysis' ``wants_body(module, kernel)`` for a lint running ``codes``: a kernel's body (most of
+    the analysis) is read only when one of those rules reads it (:meth:`Rule.needs_body`)."""
+    _load_rules()
+    rules = [RULES[c] for c in sorted(codes)]
+
+    def wants_body(module: Any, kernel: Any) -> bool:
+        return any(r.needs_body(module, kernel) for r in rules)
+
+    return wants_body
 
 
 def read_python_source(path: str) -> str:

@@ -72,6 +72,22 @@ class Rule:
         """The diagnostics of this rule for one module."""
         return ()
 
+    def needs_body(self, module: Any, kernel: Any) -> bool:
+        """True when :meth:`check` may read, for ``kernel``, a fact only the analysis of
+        its body fills (tiling parameters and their roles, bounds and powers of two,
+        memory accesses, the graph, the footprint, the meaning, the shared
+        tunability verdict).
+
+        Asked before the body is analysed: ``kernel``'s declaration (decorators,
+        parameters, autotune arguments, heuristics, launches in its module) and
+        ``module.enables_tiletune`` are filled, nothing else.  When no selected rule
+        needs a kernel's body, the lint does not analyse it, and :meth:`check` then
+        sees the body's facts empty (no tiling parameter, no access): it must
+        report exactly what it reports with the body analysed.  The default,
+        True, is always safe; a rule that reads only declarations says False.
+        """
+        return True
+
     def fix(self, wrapper: "MetadataWrapper", diagnostic: Diagnostic) -> "cst.Module":
         """The module with ``diagnostic``'s quick fix made (raise
         :class:`tiletune.lint.fixes.FixError` when it cannot be made)."""

@@ -40,3 +40,7 @@ class AnalysisFailed(Rule):
             pass
         """
     ]
+
+    def needs_body(self, module, kernel) -> bool:
+        """Reported by the registry itself, from no analysis."""
+        return False

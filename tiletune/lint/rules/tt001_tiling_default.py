@@ -203,11 +203,16 @@ class TilingDefault(Rule):
         """,
     ]
 
+    def needs_body(self, module, kernel) -> bool:
+        """Which parameters tile (and their roles) come from the body: asked only for a jitted or
+        autotuned kernel with a defaulted constexpr that no heuristic computes."""
+        return bool(_candidates(kernel))
+
     def check(self, ctx: LintContext) -> Iterator[Diagnostic]:
         for k in ctx.module.kernels:
             tuned = is_autotuned(k)
-            if not (tuned or is_jitted(k)):
-                continue
+            if not _candidates(k):
+                continue  # no parameter that could be a defaulted tiling constexpr
             supplied = autotuner_supplies(ctx.module, k)
             if supplied is None:
                 continue  # configs we cannot read may set it
@@ -250,6 +255,15 @@ class TilingDefault(Rule):
             f"autotuner (or every launch) choose it"
         )
 
+
+
+def _candidates(k) -> list:
+    """The parameters of a jitted or autotuned kernel that may be a tiling constexpr running with
+    its default: constexprs with a default that no heuristic computes (which of them tile, the body
+    says)."""
+    if not (is_autotuned(k) or is_jitted(k)):
+        return []
+    return [p for p in k.params if p.constexpr and p.default is not None and p.name not in k.heuristics]
 
 
 def _disguised_autotuner(ctx: LintContext, k) -> bool:

@@ -11,7 +11,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..diagnostic import Diagnostic
 from ..rule import Invalid, LintContext, Rule
-from ._kernel import autotuner_supplies, literal_configs, param_by_name, shape_like
+from ._kernel import autotuner_supplies, literal_configs, param_by_name, shape_like, tiletune_searches
 from ._cst import launch_kernel_name, remove_arg, start_of
 
 __all__ = ["FixedAtLaunch"]
@@ -186,6 +186,11 @@ class FixedAtLaunch(Rule):
             scale_rows_kernel[lambda meta: (triton.cdiv(n_rows, meta["BLOCK_M"]),)](x, out, n_rows, HEAD_DIM=d)
         """,
     ]
+
+    def needs_body(self, module, kernel) -> bool:
+        """The body only under tiletune's search (its tunability verdict, the shape-like blocks); literal
+        configs name what they set."""
+        return tiletune_searches(module, kernel)
 
     def check(self, ctx: LintContext) -> Iterator[Diagnostic]:
         from tiletune.analysis.tunability import is_meta_lookup

@@ -163,6 +163,15 @@ class GridIgnoresMeta(Rule):
         """,
     ]
 
+    def needs_body(self, module, kernel) -> bool:
+        """An autotuned kernel's launches here: the body for tiletune's verdict, or for the roles of the
+        tuned parameters a grid that does not read meta may divide by."""
+        if kernel.autotune is None or not kernel.launches:
+            return False
+        if tiletune_searches(module, kernel):
+            return True
+        return any(not l.reads_meta and l.grid is not None and _tuned_at(module, kernel, l) for l in kernel.launches)
+
     def check(self, ctx: LintContext) -> Iterator[Diagnostic]:
         for k in ctx.module.kernels:
             if k.autotune is None:

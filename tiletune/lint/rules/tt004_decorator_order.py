@@ -107,6 +107,10 @@ class DecoratorOrder(Rule):
         """,
     ]
 
+    def needs_body(self, module, kernel) -> bool:
+        """Decorators only."""
+        return False
+
     def check(self, ctx: LintContext) -> Iterator[Diagnostic]:
         for k in ctx.module.kernels:
             decs = k.decorators  # outermost first

@@ -69,15 +69,15 @@ class EmptyConfigsWithoutTiletune(Rule):
         """,
     ]
 
+    def needs_body(self, module, kernel) -> bool:
+        """The tiling parameters, only for a kernel this rule reports."""
+        return _reported(module, kernel)
+
     def check(self, ctx: LintContext) -> Iterator[Diagnostic]:
-        if ctx.module.enables_tiletune:
-            return
         for k in ctx.module.kernels:
-            at = k.autotune
-            if at is None or not at.configs_empty or at.qualname.split(".")[0] == "tiletune":
+            if not _reported(ctx.module, k):
                 continue
-            if {n for n in at.other if not n.startswith("*")} - STOCK_AUTOTUNE_ARGS:
-                continue  # a Triton fork's autotune (e.g. generate_configs=): not stock Triton's behaviour
+            at = k.autotune
             span = at.arg_spans.get("configs", at.span)
             tiling = [p.name for p in k.params if p.tiling]
             missing = [n for n in tiling if param_by_name(k, n).default is None]
@@ -94,3 +94,10 @@ class EmptyConfigsWithoutTiletune(Rule):
             )
 
 
+def _reported(module, k) -> bool:
+    """True for a kernel with stock Triton's ``autotune(configs=[])`` in a module that never enables tiletune."""
+    at = k.autotune
+    if module.enables_tiletune or at is None or not at.configs_empty or at.qualname.split(".")[0] == "tiletune":
+        return False
+    # a Triton fork's autotune (e.g. generate_configs=) is not stock Triton's behaviour
+    return not ({n for n in at.other if not n.startswith("*")} - STOCK_AUTOTUNE_ARGS)

@@ -67,6 +67,10 @@ class AutotuneUnknownArgument(Rule):
         """,
     ]
 
+    def needs_body(self, module, kernel) -> bool:
+        """The autotune arguments and the parameter names only."""
+        return False
+
     def check(self, ctx: LintContext) -> Iterator[Diagnostic]:
         for k in ctx.module.kernels:
             at = k.autotune

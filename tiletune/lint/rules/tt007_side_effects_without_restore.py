@@ -134,24 +134,16 @@ class SideEffectsWithoutRestore(Rule):
         """,
     ]
 
+    def needs_body(self, module, kernel) -> bool:
+        """The memory accesses, only for a kernel whose runs the autotuner repeats on the caller's tensors."""
+        return _benchmarked(module, kernel) is not None
+
     def check(self, ctx: LintContext) -> Iterator[Diagnostic]:
         for k in ctx.module.kernels:
-            at = k.autotune
-            if at is None:
+            refuses = _benchmarked(ctx.module, k)
+            if refuses is None:
                 continue
-            refuses = False
-            if tiletune_searches(ctx.module, k):
-                if _literal_text(at.other.get("side_effects")) != "error":
-                    continue  # tiletune snapshots and restores them around benchmarking
-                refuses = True
-            elif at.configs_empty:
-                continue  # plain Triton runs one empty config: nothing is benchmarked
-            elif literal_configs(k) is None:
-                continue  # configs built by code: they may carry pre_hooks we cannot see
-            elif len(at.configs) == 1:
-                continue  # one config: Triton does not benchmark
-            if not refuses and _has_pre_hook(at):
-                continue  # a user pre_hook replaces restore/reset handling
+            at = k.autotune
             covered = set(at.restore_value or []) | set(at.reset_to_zero or [])
             loaded = set(k.loaded_pointers)
             reported: set[str] = set()
@@ -171,6 +163,27 @@ class SideEffectsWithoutRestore(Rule):
                 names = ", ".join("tl.atomic_" + o if o != "?" else "an atomic" for o in repeated)
                 what = f"updates {ptr!r} with {names}, which each repeated run applies again"
                 yield ctx.report("TT007", at.span, _message(k, ptr, what, refuses, "reset_to_zero"), k.name, ptr)
+
+
+def _benchmarked(module: Any, k: Any) -> Optional[bool]:
+    """For an autotuned kernel whose side effects this rule checks: True when tiletune refuses to tune it
+    (``side_effects="error"``), False when Triton benchmarks its configs without restoring; None otherwise."""
+    at = k.autotune
+    if at is None:
+        return None
+    if tiletune_searches(module, k):
+        if _literal_text(at.other.get("side_effects")) != "error":
+            return None  # tiletune snapshots and restores them around benchmarking
+        return True
+    if at.configs_empty:
+        return None  # plain Triton runs one empty config: nothing is benchmarked
+    if literal_configs(k) is None:
+        return None  # configs built by code: they may carry pre_hooks we cannot see
+    if len(at.configs) == 1:
+        return None  # one config: Triton does not benchmark
+    if _has_pre_hook(at):
+        return None  # a user pre_hook replaces restore/reset handling
+    return False
 
 
 def _message(k: Any, ptr: str, what: str, refuses: bool, hook: str) -> str:

@@ -66,19 +66,27 @@ class ConfigNotPowerOfTwo(Rule):
         """,
     ]
 
+    def needs_body(self, module, kernel) -> bool:
+        """Which parameters are ``tl.arange`` extents, only when a config sets a parameter to an integer
+        that is not a power of two."""
+        at = kernel.autotune
+        if at is None or not at.configs:
+            return False
+        names = set(kernel.param_names)
+        return any(name in names and _not_pow2_int(value) for cfg in at.configs for name, value in cfg.kwargs.items())
+
     def check(self, ctx: LintContext) -> Iterator[Diagnostic]:
-        if _target_takes_any_extent(ctx.target):
-            return
-        for k in ctx.module.kernels:
+        configured = [k for k in ctx.module.kernels if k.autotune is not None and k.autotune.configs]
+        if not configured or _target_takes_any_extent(ctx.target):
+            return  # (the target's family is looked up only for a module with configs: it imports the synthesis)
+        for k in configured:
             at = k.autotune
-            if at is None or not at.configs:
-                continue
             for cfg in at.configs:
                 for name, value in cfg.kwargs.items():
                     p = param_by_name(k, name)
                     if p is None or not p.power_of_two:
                         continue
-                    if isinstance(value, bool) or not isinstance(value, int) or _is_pow2(value):
+                    if not _not_pow2_int(value):
                         continue
                     lo = 1 << max(value.bit_length() - 1, 0)
                     hint = f"{lo} or {lo * 2}" if value > 0 else "a power of two"
@@ -90,6 +98,10 @@ class ConfigNotPowerOfTwo(Rule):
                         k.name,
                         name,
                     )
+
+
+def _not_pow2_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and not _is_pow2(value)
 
 
 def _is_pow2(value: int) -> bool:

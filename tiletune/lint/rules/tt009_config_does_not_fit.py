@@ -83,6 +83,11 @@ class ConfigDoesNotFit(Rule):
         """,
     ]
 
+    def needs_body(self, module, kernel) -> bool:
+        """The footprint and the accesses, for a kernel with a literal config to check."""
+        at = kernel.autotune
+        return at is not None and any(not cfg.unresolved for cfg in at.configs or ())
+
     def check(self, ctx: LintContext) -> Iterator[Diagnostic]:
         kernels = [k for k in ctx.module.kernels if k.autotune is not None and k.autotune.configs]
         if not kernels:

@@ -98,6 +98,10 @@ class TileCarriesMeaning(Rule):
         """,
     ]
 
+    def needs_body(self, module, kernel) -> bool:
+        """The meaning and the verdict, only for a kernel tiletune's search tunes."""
+        return tiletune_searches(module, kernel)
+
     def check(self, ctx: LintContext) -> Iterator[Diagnostic]:
         for k in ctx.module.kernels:
             meaning = getattr(k, "meaning", None)
