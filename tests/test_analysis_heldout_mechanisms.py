@@ -115,3 +115,17 @@ def test_cuda_intrinsics_are_scalars_per_program():
     sig = {"x_ptr": "*fp32", "out_ptr": "*fp32", "prof_ptr": "*i64", "n": "i32", "BLOCK": "constexpr"}
     [ir] = _ir_tiles("device_clock", "timed_scale_kernel", [{"signature": sig, "constexprs": {"BLOCK": 128}}])
     assert ir == _tiles(spec, {"BLOCK": 128})
+
+
+def test_helpers_called_with_values_only_jit_code_holds_are_device_functions():
+    specs = {k.name: k for k in analyze_file(PATTERNS / "device_helpers.py").kernels}
+    # a descriptor and a block pointer made in the caller; a tile the caller computed
+    assert specs["_row_block_sum"].device_function and specs["_row_block_sum"].tile_arguments == ["acc_block", "x_desc"]
+    assert specs["_scaled"].device_function and specs["_scaled"].tile_arguments == ["tile"]
+    # called with scalars and pointers only (a launch could pass those), or launched by the module: kernels
+    assert not specs["_copy_rows"].device_function
+    assert not specs["_copy_launched"].device_function and specs["_copy_launched"].launches
+    caller = specs["row_sum_kernel"]  # reads the helpers' bodies with its own values
+    assert not caller.device_function and caller.complete, caller.incomplete
+    assert [(a.kind, [str(d) for d in a.shape]) for a in caller.accesses if len(a.shape) == 2] == [
+        ("load", ["BLOCK_M", "BLOCK_N"]), ("load", ["BLOCK_M", "BLOCK_N"]), ("store", ["BLOCK_M", "BLOCK_N"])]

@@ -153,6 +153,9 @@ class CallOps:
                 env[pname] = self.ev(p.default)
             else:
                 env[pname] = UNKNOWN
+        device = {name for name, v in env.items() if _device_only(v)}
+        if device:
+            self.trace.device_calls.setdefault(id(fdef), set()).update(device)
         self.env = env
         self._return = []
         self._inline_depth += 1
@@ -240,3 +243,14 @@ class CallOps:
             return self.op_store(self._bind_args(name, pos, kws), node, kind="atomic")
         self.gap(node, "unknown op", f"tl.{name} not understood (result unknown)")
         return UNKNOWN
+
+
+def _device_only(v: Val) -> bool:
+    """True for a value no launch can pass, only jit code: a tile, a block pointer, a tensor descriptor made in
+    the kernel (a host ``TensorDescriptor`` is a parameter, ``param:<name>``)."""
+    if v.kind == "blockptr":
+        return True
+    if v.kind == "desc":
+        return not (v.node or "").startswith("param:")
+    return v.kind == "value" and bool(v.shape)
+
