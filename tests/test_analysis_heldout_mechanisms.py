@@ -129,3 +129,35 @@ def test_helpers_called_with_values_only_jit_code_holds_are_device_functions():
     assert not caller.device_function and caller.complete, caller.incomplete
     assert [(a.kind, [str(d) for d in a.shape]) for a in caller.accesses if len(a.shape) == 2] == [
         ("load", ["BLOCK_M", "BLOCK_N"]), ("load", ["BLOCK_M", "BLOCK_N"]), ("store", ["BLOCK_M", "BLOCK_N"])]
+
+
+def test_isinstance_tensor_descriptor_reads_the_host_descriptor_where_it_holds():
+    # the tutorial form: a helper returns the host's descriptor as is, or makes one over the pointer
+    spec = _kernel("maybe_descriptor", "scale_rows_kernel")
+    assert spec.complete, spec.incomplete
+    assert [(a.kind, a.pointer, [str(d) for d in a.shape]) for a in spec.accesses] == [
+        ("load", "x_desc", ["BLOCK_M", "BLOCK_N"]), ("store", "out_ptr", ["BLOCK_M", "BLOCK_N"])]
+    sig = {"x_desc": "*fp16", "out_ptr": "*fp16", "M": "i32", "N": "i32", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr"}
+    probes = [{"signature": dict(sig, x_desc=kind), "constexprs": {"BLOCK_M": 64, "BLOCK_N": 32}}
+              for kind in ("*fp16", "tensordesc<fp16[64, 32]>")]
+    static = _tiles(spec, {"BLOCK_M": 64, "BLOCK_N": 32})
+    assert _ir_tiles("maybe_descriptor", "scale_rows_kernel", probes) == [static, static]
+
+
+def test_paths_that_shape_a_descriptor_differently_leave_its_block_unknown():
+    # not isinstance(...): the kernel makes a [BLOCK_N, BLOCK_M] descriptor, the pre-hook shapes [BLOCK_M, BLOCK_N]
+    spec = _kernel("maybe_descriptor", "transposed_rows_kernel")
+    assert not spec.complete
+    assert spec.incomplete == ["unknown access shape: load of x_desc at line 35"]
+
+
+def test_block_pointers_of_different_shapes_on_two_paths_are_not_guessed():
+    # TRANSPOSED picks a [BLOCK_N, BLOCK_M] or a [BLOCK_M, BLOCK_N] block: Triton compiles one, the reader picks none
+    spec = _kernel("maybe_descriptor", "flipped_block_kernel")
+    assert not spec.complete
+    assert spec.incomplete == ["unknown access shape: load of x_ptr at line 45"]
+    sig = {"x_ptr": "*fp16", "out_ptr": "*fp16", "M": "i32", "N": "i32", "TRANSPOSED": "constexpr",
+           "BLOCK_M": "constexpr", "BLOCK_N": "constexpr"}
+    probes = [{"signature": sig, "constexprs": {"TRANSPOSED": flag, "BLOCK_M": 64, "BLOCK_N": 32}} for flag in (True, False)]
+    loads = [[t for t in tiles if t[0] == "load"] for tiles in _ir_tiles("maybe_descriptor", "flipped_block_kernel", probes)]
+    assert loads == [[("load", (32, 64))], [("load", (64, 32))]]

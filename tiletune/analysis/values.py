@@ -359,6 +359,11 @@ def join_vals(a: Val, b: Val) -> Val:
         # tl.bfloat16 else dtype`` with the pointer's type unknown here): never pick one of them; it is
         # still a type (Triton picks one at compile time), e.g. for ``tl.pointer_type(...)``
         return a if a.dtype == b.dtype else a.with_(dtype=None)
+    if a.kind in ("desc", "blockptr") and a.block_shape != b.block_shape:
+        # two paths that make blocks of different shapes (``if TRANSPOSE: make_block_ptr(.., (BK, BM)) else
+        # make_block_ptr(.., (BM, BK))``; a descriptor the host shaped, one made in the kernel): Triton compiles
+        # one of them, the reader does not know which; never pick one
+        return a.with_(block_shape=None)
     if a.kind != "value":
         return a
     if a.shape == b.shape:

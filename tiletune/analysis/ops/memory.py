@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..expr import NUM_STAGES, const, sym
 from ..values import NONE, OPEN_POINTEE, UNKNOWN, Val, broadcast_shapes, shape_bytes
-from ..cst_text import node_text
+from ..cst_text import dotted_name, node_text
 from ..hostdesc import hook_block_shapes, pre_hook_names
 from ..trace import EMPTY, AccessRec, ScratchRec, offset_anchors
 
@@ -167,16 +167,8 @@ class MemoryOps:
         module's config pre-hooks (``nargs["desc"].block_shape = [BLOCK_M, ...]``, see :mod:`..hostdesc`),
         else, for a store, the stored value's shape; else a gap."""
         pname = param.node[6:]
-        hooks = hook_block_shapes(self.positions)
-        mine = self.pre_hooks & set(hooks) or set(hooks) - {""}  # the kernel's own pre-hooks when it names any
-        shapes: list = []
-        for h in sorted(mine):
-            shapes.extend(s for s in hooks[h].get(pname, []) if s not in shapes)
-        if not shapes:  # built at a launch site, in a variable named like the parameter
-            shapes = list(hooks.get("", {}).get(pname, []))
-        block: Optional[tuple] = None
-        if len(shapes) == 1 and all(isinstance(d, int) or d in self.constexprs for d in shapes[0]):
-            block = tuple(const(d) if isinstance(d, int) else sym(d) for d in shapes[0])
+        block, shapes = self._host_block_shape(pname)
+        if block is not None:
             self._shape_evidence(block, f"{pname}.block_shape (config pre-hook)", self.line(node))
         elif name == "store":
             value = pos[2] if len(pos) > 2 else kws.get("value", UNKNOWN)
@@ -187,6 +179,48 @@ class MemoryOps:
             self.gap(node, "unknown access shape", f"{pname}.{name}: tensor descriptor built on the host, block shape unknown ({why})")
         self.mark_pointer(pname, f"tensor descriptor {name} at line {self.line(node)}")
         return Val(kind="desc", shape=None, block_shape=block, base=pname, node=param.node)
+
+    def _host_block_shape(self, pname: str) -> tuple[Optional[tuple], list]:
+        """The block shape of the host descriptor parameter ``pname`` as the module's config pre-hooks (or a launch
+        site) set it: (the shape when exactly one is set, of integers and constexprs; every shape found)."""
+        hooks = hook_block_shapes(self.positions)
+        mine = self.pre_hooks & set(hooks) or set(hooks) - {""}  # the kernel's own pre-hooks when it names any
+        shapes: list = []
+        for h in sorted(mine):
+            shapes.extend(s for s in hooks[h].get(pname, []) if s not in shapes)
+        if not shapes:  # built at a launch site, in a variable named like the parameter
+            shapes = list(hooks.get("", {}).get(pname, []))
+        if len(shapes) == 1 and all(isinstance(d, int) or d in self.constexprs for d in shapes[0]):
+            return tuple(const(d) if isinstance(d, int) else sym(d) for d in shapes[0]), shapes
+        return None, shapes
+
+    def descriptor_test(self, test: cst.CSTNode) -> Optional[tuple[str, Optional[bool], Optional[Val], bool]]:
+        """A branch test ``isinstance(x, tl.tensor_descriptor)`` (or its ``not``), which Triton decides at compile
+        time from ``x``'s type: (``x``, the test's truth where the reader knows it, the descriptor ``x`` is where
+        ``isinstance`` holds, whether the test is negated: it holds on the ``else`` side). Known for a descriptor (true) and for a block pointer, tile or address (false); a
+        parameter may be a host descriptor or a pointer (unknown), read as the host descriptor its config
+        pre-hook shapes where ``isinstance`` holds. None for any other test."""
+        negated = False
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            negated, test = not negated, test.expression
+        if not (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2):
+            return None
+        x, cls = test.args[0].value, dotted_name(test.args[1].value) or ""
+        if not isinstance(x, cst.Name) or cls.rsplit(".", 1)[-1] not in ("tensor_descriptor", "tensor_descriptor_base"):
+            return None
+        v = self.env.get(x.value)
+        if v is None:
+            return None
+        if v.kind == "desc":
+            return x.value, not negated, None, negated
+        if v.kind == "blockptr" or (v.kind == "value" and (bool(v.shape) or v.pointer)):
+            return x.value, negated, None, negated
+        if v.kind == "value" and v.shape == () and (v.node or "").startswith("param:"):
+            pname = v.node[6:]
+            block, _ = self._host_block_shape(pname)
+            view = Val(kind="desc", shape=None, block_shape=block, base=pname, node=v.node) if block is not None else None
+            return x.value, None, view, negated
+        return None
 
     @property
     def pre_hooks(self) -> set:
