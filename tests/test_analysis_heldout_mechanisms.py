@@ -2,7 +2,7 @@
 round of tritonbench, applied-ai, flash-attention, FlagAttention): tensor descriptors made in the kernel over
 a cast address, addresses cast to a type the kernel is given or picks, paths Triton refuses because a name is
 None, and the scalar intrinsics of ``triton.language.extra.cuda``. Each test reads a small kernel written for it
-(tests/data/heldout_patterns, never imported by the reader); the oracle tests lower the same kernels through
+(tests/data/heldout_mechanisms, never imported by the reader); the oracle tests lower the same kernels through
 Triton's front end in a child process and compare the tile shapes."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from tiletune.analysis import analyze_file
 from tiletune.runtime.triton_ir import LoweringError, lower_facts_in_subprocess
 
 DATA = Path(__file__).resolve().parent / "data"
-PATTERNS = DATA / "heldout_patterns"
+PATTERNS = DATA / "heldout_mechanisms"
 
 
 def _kernel(module: str, name: str):
-    """The analysed kernel ``name`` of ``tests/data/heldout_patterns/<module>.py``."""
+    """The analysed kernel ``name`` of ``tests/data/heldout_mechanisms/<module>.py``."""
     kernels = {k.name: k for k in analyze_file(PATTERNS / f"{module}.py").kernels}
     return kernels[name]
 
@@ -32,7 +32,7 @@ def _ir_tiles(module: str, name: str, probes: list) -> list:
     """Per probe: (kind, shape) of the tiled memory operations in Triton's IR, or the front end's refusal."""
     sys.path.insert(0, str(DATA))
     try:
-        results = lower_facts_in_subprocess(f"heldout_patterns.{module}", name, probes)
+        results = lower_facts_in_subprocess(f"heldout_mechanisms.{module}", name, probes)
     finally:
         sys.path.remove(str(DATA))
     return [r if isinstance(r, LoweringError) else [(m.kind, m.shape) for m in r.memory if m.shape] for r in results]
