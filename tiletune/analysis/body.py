@@ -26,7 +26,7 @@ from .meaning import find_meaning
 from .model import KernelSpec
 from .shapes import Interpreter
 
-__all__ = ["analyze_body"]
+__all__ = ["analyze_body", "mark_device_functions"]
 
 
 def analyze_body(
@@ -38,8 +38,9 @@ def analyze_body(
     external: Optional[Mapping[str, str]] = None,
     constants: Optional[Mapping[str, Any]] = None,
     aliases: Optional[Mapping[str, str]] = None,
-) -> None:
-    """Fill ``spec`` from the body of ``func``.
+) -> dict[int, set[str]]:
+    """Fill ``spec`` from the body of ``func``; return the helpers it calls with values only jit code holds
+    (``id`` of the helper's ``FunctionDef`` -> those parameters; see :func:`mark_device_functions`).
 
     ``positions`` maps the module's nodes to their ``CodeRange``;
     ``module_constants`` gives integer module-level constants by name;
@@ -64,6 +65,17 @@ def analyze_body(
     fill_records(spec, trace)
     spec.footprint = compute_footprint(spec, trace)
     record_gaps(spec, trace, external or {})
+    return trace.device_calls
+
+
+def mark_device_functions(specs: list[tuple[cst.FunctionDef, KernelSpec]], device_calls: Mapping[int, set[str]]) -> None:
+    """Mark as device functions the module's jit functions that another one calls with a tile, a block pointer or a
+    tensor descriptor made in the kernel (``device_calls`` from :func:`analyze_body`): only jit code can call them,
+    and their callers read their bodies with those values. A function the package launches stays a kernel."""
+    for func, spec in specs:
+        params = device_calls.get(id(func))
+        if params and not spec.tile_arguments and not spec.launches and not spec.project_launches:
+            spec.tile_arguments = sorted(params)
 
 
 def record_gaps(spec: KernelSpec, trace, external: Mapping[str, str]) -> None:

@@ -8,11 +8,11 @@ import libcst as cst
 
 from .expr import const
 from .model import DTYPE_BYTES
-from .values import EMPTY, NONE, TL_DTYPES, UNKNOWN, Val, join_vals
+from .values import EMPTY, NONE, OPEN_POINTEE, TL_DTYPES, UNKNOWN, Val, join_vals
 from .cst_text import dotted_name, node_text, root_name
 from .ops import HANDLERS
 from .ops.dtypes import PREDICATES, dtype_named, dtype_predicate
-from .ops.tables import ELEMENTWISE, NO_VALUE, PASS_THROUGH, REDUCTIONS, SCANS, SIGS, TL_ROOTS, VARARG_SHAPE_OPS
+from .ops.tables import DEVICE_SCALARS, ELEMENTWISE, NO_VALUE, PASS_THROUGH, REDUCTIONS, SCANS, SIGS, TL_ROOTS, VARARG_SHAPE_OPS
 
 __all__ = ["CallOps"]
 
@@ -80,6 +80,8 @@ class CallOps:
             answer = dtype_predicate(recv.dtype if recv.kind == "dtype" else None, name)
             return Val(shape=(), dtype="int1", weak=True, literal=answer,
                        expr=const(int(answer)) if answer is not None else None)
+        if recv.kind == "none" and (name in ("load", "store", "advance") or name.startswith("atomic_")):
+            return self.refused_none(node, f"method {name}")
         if recv.kind not in ("value",):
             if recv.kind == "tuple" and name in ("index", "count"):
                 return Val(shape=(), weak=True)
@@ -151,6 +153,9 @@ class CallOps:
                 env[pname] = self.ev(p.default)
             else:
                 env[pname] = UNKNOWN
+        device = {name for name, v in env.items() if _device_only(v)}
+        if device:
+            self.trace.device_calls.setdefault(id(fdef), set()).update(device)
         self.env = env
         self._return = []
         self._inline_depth += 1
@@ -176,6 +181,9 @@ class CallOps:
         if name in NO_VALUE:
             self._eval_args(node)
             return NONE
+        if name in DEVICE_SCALARS:  # ``tl.extra.cuda.globaltimer()``: a scalar per program
+            self._eval_args(node)
+            return Val(shape=(), dtype=DEVICE_SCALARS[name])
         if name == "_log2":  # ``tl.standard._log2(n)``: a compile-time int (a loop count)
             self._eval_args(node)
             return Val(shape=(), weak=True, dtype="int32")
@@ -200,7 +208,13 @@ class CallOps:
             # a named dtype, or a parameter's element type (``tl.pointer_type(out_ptr.dtype.element_ty)``)
             known = elem is not None and elem.kind == "dtype" and elem.dtype is not None and (
                 ":" not in elem.dtype or (elem.dtype.startswith("elem:") and elem.dtype.count(":") == 1))
-            return Val(kind="dtype", shape=None, dtype=f"ptrto:{elem.dtype}" if known else None)
+            if known:
+                return Val(kind="dtype", shape=None, dtype=f"ptrto:{elem.dtype}")
+            # ``tl.pointer_type(dtype)`` with ``dtype`` a constexpr parameter or a type the kernel picks at compile
+            # time (``tl.float8e4nv if FP8 else tl.float16``): Triton makes the address type from the value it has
+            # then; the address is known, its element type stays open
+            named = elem is not None and (elem.kind == "dtype" or self._param_vals.get(elem) in self.constexprs)
+            return Val(kind="dtype", shape=None, dtype=f"ptrto:{OPEN_POINTEE}" if named else None)
         pos, kws = self._eval_args(node)
         mathy = "libdevice" in parts or "math" in parts
         if mathy and name not in ELEMENTWISE and name not in SIGS:
@@ -229,3 +243,14 @@ class CallOps:
             return self.op_store(self._bind_args(name, pos, kws), node, kind="atomic")
         self.gap(node, "unknown op", f"tl.{name} not understood (result unknown)")
         return UNKNOWN
+
+
+def _device_only(v: Val) -> bool:
+    """True for a value no launch can pass, only jit code: a tile, a block pointer, a tensor descriptor made in
+    the kernel (a host ``TensorDescriptor`` is a parameter, ``param:<name>``)."""
+    if v.kind == "blockptr":
+        return True
+    if v.kind == "desc":
+        return not (v.node or "").startswith("param:")
+    return v.kind == "value" and bool(v.shape)
+

@@ -178,6 +178,8 @@ def _analyze_module(source: str, file: Optional[str], force: _Force, project: bo
     result = ModuleSpec(file=file, enables_tiletune=scan.enables_tiletune)
     kernels = find_kernels(info, scan, force)
     launch_map = launches_by_kernel(info, scan, kernels)
+    device_calls: dict[int, set[str]] = {}
+    analysed: list[tuple[cst.FunctionDef, KernelSpec]] = []
     for scope, func, jit_call in kernels:
         spec = KernelSpec(name=func.name.value, span=info.span(func), file=file)
         try:
@@ -207,17 +209,21 @@ def _analyze_module(source: str, file: Optional[str], force: _Force, project: bo
             # Read the def's own span first (lazy in the lint): a top-level def's statement is then computed
             # at once, instead of found by walking the module from a node of its body.
             _ = spec.span.line
-            _analyze_kernel_body(index, func, spec, known)
+            for helper, params in (_analyze_kernel_body(index, func, spec, known) or {}).items():
+                device_calls.setdefault(helper, set()).update(params)
         except Exception as exc:  # noqa: BLE001 - one kernel must not stop the module
             spec.notes.append(_internal_note("body", exc, info.line(func)))
             spec.incomplete.append(f"unknown op: the body analysis stopped ({type(exc).__name__})")
         result.kernels.append(spec)
+        analysed.append((func, spec))
+    _body.mark_device_functions(analysed, device_calls)
     return result
 
 
 def _analyze_kernel_body(index: ModuleIndex, func: cst.FunctionDef, spec: KernelSpec,
-                         launch_constants: Optional[Mapping[str, Any]] = None) -> None:
-    """Resolve the helpers and constants ``func`` reaches (across modules), then analyse its body."""
+                         launch_constants: Optional[Mapping[str, Any]] = None) -> dict[int, set[str]]:
+    """Resolve the helpers and constants ``func`` reaches (across modules), then analyse its body; return the
+    helpers it calls with values only jit code holds (see :func:`~tiletune.analysis.body.analyze_body`)."""
     res = resolve_helpers(index, func)
     helpers: dict[str, cst.FunctionDef] = {}
     for _, fdef in index.scan.functions:  # the module's jit functions at any depth, first of a name wins
@@ -229,8 +235,8 @@ def _analyze_kernel_body(index: ModuleIndex, func: cst.FunctionDef, spec: Kernel
     module_constants.update(index.constants)
     spec.helpers = dict(sorted(res.hashes.items()))
     spec.incomplete.extend(res.unresolved)
-    _body.analyze_body(func, spec, res.positions, module_constants, helpers, res.external, constants=launch_constants,
-                       aliases=res.aliases)
+    return _body.analyze_body(func, spec, res.positions, module_constants, helpers, res.external,
+                              constants=launch_constants, aliases=res.aliases)
 
 
 def unchanged_defaults(spec: KernelSpec) -> dict[str, Any]:

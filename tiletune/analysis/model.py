@@ -432,8 +432,10 @@ class KernelSpec:
     # what a specialised analysis (``constants=``) finds
     static_params: list[str] = field(default_factory=list)
     graph: nx.DiGraph = field(default_factory=nx.DiGraph, repr=False)
-    # Parameters the body uses as tiles (indexed ``x[:, None]``, ``x.shape``): a launch passes
-    # scalars and pointers only, so such a function is a device helper, not a kernel.
+    # Parameters the body uses as tiles (indexed ``x[:, None]``, ``x.shape``), or that another jit function of
+    # the module passes a tile, a block pointer or a descriptor made in the kernel (and the package never
+    # launches it): a launch passes scalars, pointers and host descriptors only, so such a function is a device
+    # helper, not a kernel.
     tile_arguments: list[str] = field(default_factory=list)
     # Lines of ``@triton.heuristics`` decorators whose mapping's keys cannot be read: any tiling
     # parameter may be one a heuristic sets, so the static reading tunes none.
@@ -441,7 +443,7 @@ class KernelSpec:
 
     @property
     def device_function(self) -> bool:
-        """True for a ``@triton.jit`` function called with tiles (see ``tile_arguments``):
+        """True for a ``@triton.jit`` function called with tiles or other device values (see ``tile_arguments``):
         only other jit functions call it, where its body is analysed with their values."""
         return bool(self.tile_arguments)
 

@@ -428,6 +428,9 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
 
     def if_stmt(self, node: cst.If) -> None:
         known = self.static_test(node.test)
+        narrowed = self.descriptor_test(node.test) if known is None else None
+        if narrowed is not None and narrowed[1] is not None:
+            known = narrowed[1]
         if known is not None:  # a dead side is dropped, as Triton drops it
             if known:
                 self.block(node.body)
@@ -436,13 +439,21 @@ class Interpreter(ExprEval, CallOps, CreationOps, MemoryOps, DotOps, ReductionOp
             elif isinstance(node.orelse, cst.Else):
                 self.block(node.orelse.body)
             return
+        # ``if isinstance(desc, tl.tensor_descriptor)``: the side where it holds reads ``desc`` as a host descriptor
+        view_in_body = view_in_else = None
+        if narrowed is not None and narrowed[2] is not None:
+            view_in_else, view_in_body = (narrowed, None) if narrowed[3] else (None, narrowed)
         self.ev(node.test)
         before = dict(self.env)
         snap = self.live.snapshot()
+        if view_in_body is not None:
+            self.env[view_in_body[0]] = view_in_body[2]
         self.block(node.body)
         after_body = self.env
         body_snap = self.live.snapshot()
         self.env = dict(before)
+        if view_in_else is not None:
+            self.env[view_in_else[0]] = view_in_else[2]
         self.live.restore(snap)
         orelse = node.orelse
         if isinstance(orelse, cst.If):

@@ -141,6 +141,9 @@ class Trace:
     pointer_uses: dict[str, str] = field(default_factory=dict)  # param -> first reason
     dot_dims: dict[str, int] = field(default_factory=dict)  # param -> line
     tile_params: set[str] = field(default_factory=set)  # params the body uses as tiles (a device function's)
+    # id of a helper's FunctionDef -> its parameters a call passes a value only jit code holds (a tile, a block
+    # pointer, a tensor descriptor made in the kernel): the helper is a device function, whoever else calls it
+    device_calls: dict[int, set[str]] = field(default_factory=dict)
     accesses: list[AccessRec] = field(default_factory=list)
     dots: list[DotRec] = field(default_factory=list)
     scratch: list[ScratchRec] = field(default_factory=list)

@@ -23,6 +23,7 @@ __all__ = [
     "ValMap",
     "UNKNOWN",
     "NONE",
+    "OPEN_POINTEE",
     "TL_DTYPES",
     "broadcast_shapes",
     "promote",
@@ -98,7 +99,7 @@ class Val:
     order: Optional[tuple] = None  # block pointers
     base: Optional[str] = None  # pointer parameter of a block pointer / descriptor
     pointer: bool = False  # an address (tile of pointers)
-    pointee: Optional[str] = None  # element dtype of an address cast with ``tl.pointer_type(...)``
+    pointee: Optional[str] = None  # element dtype of an address cast with ``tl.pointer_type(...)`` (or OPEN_POINTEE)
     literal: object = None  # Python value of a literal (float, str, bool)
     # alignment evidence for Triton's AxisInfo (footprint.py: which loads the pipeliner can turn into async
     # copies): ``strides`` the parameters that multiply a varying index (a row stride: its divisibility by 16
@@ -129,6 +130,11 @@ class Val:
 _VAL_FIELDS = frozenset(f.name for f in fields(Val))
 UNKNOWN = Val(kind="value", shape=None)
 NONE = Val(kind="none", shape=None)
+
+#: The ``pointee`` of an address cast to ``tl.pointer_type(dtype)`` with ``dtype`` a constexpr parameter or a type
+#: the kernel picks at compile time: an address whose element type Triton knows when it compiles, the reader not
+#: (left open, as for ``tl.zeros(..., dtype=dtype)``; never guessed).
+OPEN_POINTEE = "open"
 
 
 class ValMap:
@@ -350,8 +356,14 @@ def join_vals(a: Val, b: Val) -> Val:
         return a.with_(items=tuple(join_vals(x, y) for x, y in zip(a.items, b.items)))
     if a.kind == "dtype":
         # two paths that name different element types leave the type open (``tl.float32 if dtype is
-        # tl.bfloat16 else dtype`` with the pointer's type unknown here): never pick one of them
-        return a if a.dtype == b.dtype else UNKNOWN
+        # tl.bfloat16 else dtype`` with the pointer's type unknown here): never pick one of them; it is
+        # still a type (Triton picks one at compile time), e.g. for ``tl.pointer_type(...)``
+        return a if a.dtype == b.dtype else a.with_(dtype=None)
+    if a.kind in ("desc", "blockptr") and a.block_shape != b.block_shape:
+        # two paths that make blocks of different shapes (``if TRANSPOSE: make_block_ptr(.., (BK, BM)) else
+        # make_block_ptr(.., (BM, BK))``; a descriptor the host shaped, one made in the kernel): Triton compiles
+        # one of them, the reader does not know which; never pick one
+        return a.with_(block_shape=None)
     if a.kind != "value":
         return a
     if a.shape == b.shape:

@@ -7,8 +7,8 @@ from typing import Optional
 import libcst as cst
 
 from ..expr import NUM_STAGES, const, sym
-from ..values import NONE, UNKNOWN, Val, broadcast_shapes, shape_bytes
-from ..cst_text import node_text
+from ..values import NONE, OPEN_POINTEE, UNKNOWN, Val, broadcast_shapes, shape_bytes
+from ..cst_text import dotted_name, node_text
 from ..hostdesc import hook_block_shapes, pre_hook_names
 from ..trace import EMPTY, AccessRec, ScratchRec, offset_anchors
 
@@ -47,7 +47,7 @@ class MemoryOps:
             span=self.span(node),
             pointer=ptr,
             shape=shape,
-            dtype=pointee or (f"elem:{ptr}" if ptr else None),
+            dtype=_pointee_dtype(pointee) or (f"elem:{ptr}" if ptr else None),
             in_loop=self.in_loop(),
             trips=self.total_trips(),
             contiguous_dim=cdim,
@@ -62,13 +62,23 @@ class MemoryOps:
             self.mark_pointer(ptr, f"{kind} address at line {self.line(node)}")
         return rec
 
+    def refused_none(self, node: cst.Call, what: str) -> Val:
+        """An access or a method call on ``None`` (a pointer, block pointer or descriptor left ``None`` on this
+        path): Triton's front end refuses the path (an ``AttributeError`` on ``None``), so every launch that
+        compiles takes another one, as a ``constexpr`` flag chooses. A note, no access; ``None`` as its value,
+        which the other path's value replaces where the paths join."""
+        self.note(node, f"{what} on None: Triton refuses this path, no compiled launch takes it")
+        return NONE
+
     def op_load(self, a: dict, pos, kws, node: cst.Call) -> Val:
         p = a.get("pointer", UNKNOWN)
+        if p.kind == "none":
+            return self.refused_none(node, "tl.load")
         ptr, shape, block_ptr, cdim = self._access_common(p, node)
-        pointee = p.pointee if p.kind in ("value", "blockptr") else None
+        pointee = _pointee(p)
         if ptr is None and pointee is None:
             self.gap(node, "unknown access shape", f"pointer of {node_text(node)} not traced to a parameter")
-        dtype = pointee or (f"elem:{ptr}" if ptr else None)
+        dtype = _pointee_dtype(pointee) or (f"elem:{ptr}" if ptr else None)
         inputs = [v for v in (p, a.get("mask"), a.get("other")) if v is not None]
         nid = self.add_node("load", node, shape, dtype, inputs)
         rec = self._record_access("load", nid, node, ptr, shape, block_ptr, cdim, dtype, descriptor=p.kind == "desc", pointee=pointee)
@@ -82,17 +92,19 @@ class MemoryOps:
 
     def op_store(self, a: dict, pos, kws, node: cst.Call, kind: str = "store") -> Val:
         p = a.get("pointer", UNKNOWN)
+        if p.kind == "none":
+            return self.refused_none(node, f"tl.{kind}")
         value = a.get("value", a.get("val", UNKNOWN))
         ptr, shape, block_ptr, cdim = self._access_common(p, node)
         if not block_ptr and value.kind == "value" and value.shape is not None and shape is not None:
             shape = broadcast_shapes([shape, value.shape])
             if shape and cdim is None:
                 cdim = len(shape) - 1
-        pointee = p.pointee if p.kind in ("value", "blockptr") else None
+        pointee = _pointee(p)
         if ptr is None and pointee is None:
             self.gap(node, "unknown access shape", f"pointer of {node_text(node)} not traced to a parameter")
         inputs = [v for v in (p, value, a.get("mask"), a.get("cmp")) if v is not None]
-        dtype = pointee or (f"elem:{ptr}" if ptr else value.dtype)
+        dtype = _pointee_dtype(pointee) or (f"elem:{ptr}" if ptr else value.dtype)
         nid = self.add_node(kind, node, shape, dtype, inputs)
         mask = a.get("mask")  # which inputs are the value and the mask (the Ascend UB model rewrites a data-masked store)
         self.graph.nodes[nid].update(value=value.node, mask=mask.node if mask is not None else None)
@@ -155,16 +167,8 @@ class MemoryOps:
         module's config pre-hooks (``nargs["desc"].block_shape = [BLOCK_M, ...]``, see :mod:`..hostdesc`),
         else, for a store, the stored value's shape; else a gap."""
         pname = param.node[6:]
-        hooks = hook_block_shapes(self.positions)
-        mine = self.pre_hooks & set(hooks) or set(hooks) - {""}  # the kernel's own pre-hooks when it names any
-        shapes: list = []
-        for h in sorted(mine):
-            shapes.extend(s for s in hooks[h].get(pname, []) if s not in shapes)
-        if not shapes:  # built at a launch site, in a variable named like the parameter
-            shapes = list(hooks.get("", {}).get(pname, []))
-        block: Optional[tuple] = None
-        if len(shapes) == 1 and all(isinstance(d, int) or d in self.constexprs for d in shapes[0]):
-            block = tuple(const(d) if isinstance(d, int) else sym(d) for d in shapes[0])
+        block, shapes = self._host_block_shape(pname)
+        if block is not None:
             self._shape_evidence(block, f"{pname}.block_shape (config pre-hook)", self.line(node))
         elif name == "store":
             value = pos[2] if len(pos) > 2 else kws.get("value", UNKNOWN)
@@ -176,6 +180,48 @@ class MemoryOps:
         self.mark_pointer(pname, f"tensor descriptor {name} at line {self.line(node)}")
         return Val(kind="desc", shape=None, block_shape=block, base=pname, node=param.node)
 
+    def _host_block_shape(self, pname: str) -> tuple[Optional[tuple], list]:
+        """The block shape of the host descriptor parameter ``pname`` as the module's config pre-hooks (or a launch
+        site) set it: (the shape when exactly one is set, of integers and constexprs; every shape found)."""
+        hooks = hook_block_shapes(self.positions)
+        mine = self.pre_hooks & set(hooks) or set(hooks) - {""}  # the kernel's own pre-hooks when it names any
+        shapes: list = []
+        for h in sorted(mine):
+            shapes.extend(s for s in hooks[h].get(pname, []) if s not in shapes)
+        if not shapes:  # built at a launch site, in a variable named like the parameter
+            shapes = list(hooks.get("", {}).get(pname, []))
+        if len(shapes) == 1 and all(isinstance(d, int) or d in self.constexprs for d in shapes[0]):
+            return tuple(const(d) if isinstance(d, int) else sym(d) for d in shapes[0]), shapes
+        return None, shapes
+
+    def descriptor_test(self, test: cst.CSTNode) -> Optional[tuple[str, Optional[bool], Optional[Val], bool]]:
+        """A branch test ``isinstance(x, tl.tensor_descriptor)`` (or its ``not``), which Triton decides at compile
+        time from ``x``'s type: (``x``, the test's truth where the reader knows it, the descriptor ``x`` is where
+        ``isinstance`` holds, whether the test is negated: it holds on the ``else`` side). Known for a descriptor (true) and for a block pointer, tile or address (false); a
+        parameter may be a host descriptor or a pointer (unknown), read as the host descriptor its config
+        pre-hook shapes where ``isinstance`` holds. None for any other test."""
+        negated = False
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            negated, test = not negated, test.expression
+        if not (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2):
+            return None
+        x, cls = test.args[0].value, dotted_name(test.args[1].value) or ""
+        if not isinstance(x, cst.Name) or cls.rsplit(".", 1)[-1] not in ("tensor_descriptor", "tensor_descriptor_base"):
+            return None
+        v = self.env.get(x.value)
+        if v is None:
+            return None
+        if v.kind == "desc":
+            return x.value, not negated, None, negated
+        if v.kind == "blockptr" or (v.kind == "value" and (bool(v.shape) or v.pointer)):
+            return x.value, negated, None, negated
+        if v.kind == "value" and v.shape == () and (v.node or "").startswith("param:"):
+            pname = v.node[6:]
+            block, _ = self._host_block_shape(pname)
+            view = Val(kind="desc", shape=None, block_shape=block, base=pname, node=v.node) if block is not None else None
+            return x.value, None, view, negated
+        return None
+
     @property
     def pre_hooks(self) -> set:
         """Names of the config pre-hooks the kernel's decorators pass."""
@@ -186,6 +232,8 @@ class MemoryOps:
     def op_descriptor_call(self, name: str, pos: list[Val], kws: dict, node: cst.Call) -> Val:
         """``tl.load_tensor_descriptor(desc, offsets)`` / ``tl.store_tensor_descriptor(desc, offsets, value)``."""
         desc = pos[0] if pos else kws.get("desc", UNKNOWN)
+        if desc.kind == "none":
+            return self.refused_none(node, f"tl.{name}_tensor_descriptor")
         if desc.kind == "value" and desc.shape == () and desc.node is not None and desc.node.startswith("param:"):
             desc = self.host_descriptor(desc, name, pos, kws, node)
         if desc.kind != "desc":
@@ -207,11 +255,25 @@ class MemoryOps:
 
     def op_advance(self, a: dict, pos, kws, node: cst.Call) -> Val:
         base = a.get("base", UNKNOWN)
+        if base.kind == "none":
+            return self.refused_none(node, "tl.advance")
         if base.kind != "blockptr":
             self.gap(node, "unknown op", "tl.advance of something that is not a block pointer")
             return UNKNOWN
         nid = self.add_node("other", node, base.block_shape, f"elem:{base.base}" if base.base else None, [base, a.get("offsets", UNKNOWN)])
         return base.with_(node=nid)
+
+
+def _pointee(p: Val) -> Optional[str]:
+    """The element type of an address operand cast with ``tl.pointer_type(...)`` (a plain address, or the base of
+    a block pointer or of a tensor descriptor made in the kernel): a dtype name, :data:`OPEN_POINTEE`, or None."""
+    return p.pointee if p.kind in ("value", "blockptr", "desc") else None
+
+
+def _pointee_dtype(pointee: Optional[str]) -> Optional[str]:
+    """The dtype an access through an address of element type ``pointee`` reads or writes (None when the element
+    type is open: a constexpr parameter's, or one the kernel picks at compile time)."""
+    return None if pointee == OPEN_POINTEE else pointee
 
 
 def _align_params(p: Val, a: dict, cdim: Optional[int]) -> frozenset:

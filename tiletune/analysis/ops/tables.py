@@ -45,6 +45,7 @@ SIGS: dict[str, tuple[str, ...]] = {
     "make_block_ptr": ("base", "shape", "strides", "offsets", "block_shape", "order"),
     "advance": ("base", "offsets"),
     "make_tensor_descriptor": ("base", "shape", "strides", "block_shape"),
+    "_experimental_make_tensor_descriptor": ("base", "shape", "strides", "block_shape"),  # its earlier, experimental name
     "program_id": ("axis",),
     "num_programs": ("axis",),
     "cdiv": ("x", "div"),
@@ -87,7 +88,21 @@ VARARG_SHAPE_OPS = {"reshape", "view", "broadcast_to", "trans", "permute"}
 PASS_THROUGH = {"multiple_of", "max_contiguous", "max_constancy", "constexpr"}
 
 
+#: Scalars the ``triton.language.extra.<backend>`` modules read off the device or the launch (one value per
+#: program, never a tile): ``cuda.globaltimer``/``hip.memrealtime`` (clocks), ``cuda.smid`` (the multiprocessor
+#: the program runs on), ``cuda.num_warps``/``cuda.num_threads`` (the launch's num_warps, a compile-time int).
+DEVICE_SCALARS: dict[str, str] = {
+    "globaltimer": "int64",
+    "memrealtime": "int64",
+    "smid": "int32",
+    "num_warps": "int32",
+    "num_threads": "int32",
+}
+
+
 NO_VALUE = {
+    "gdc_wait",  # ``cuda.gdc_wait()``/``gdc_launch_dependents()``: grid dependency control, no value
+    "gdc_launch_dependents",
     "device_assert",
     "static_print",
     "device_print",
