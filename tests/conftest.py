@@ -15,3 +15,16 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+
+
+import pytest  # noqa: E402  (after TRITON_INTERPRET is set)
+
+
+@pytest.fixture(scope="session")
+def corpus_analyses():
+    """The dev corpus's files analysed once per session (tests/corpus.py: CorpusAnalyses)."""
+    from corpus import CorpusAnalyses
+
+    memo = CorpusAnalyses()
+    yield memo
+    memo.clear()
