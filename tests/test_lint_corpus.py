@@ -60,6 +60,13 @@ def kernel_files() -> tuple[tuple[str, str, Any], ...]:
     return tuple(out)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _forget_kernel_files():
+    """The corpus's analyses are shared by this module's tests only: not kept through the rest of the session."""
+    yield
+    kernel_files.cache_clear()
+
+
 def _strip(value: Any) -> Any:
     """``to_dict`` output without positions (a fix moves the text after it)."""
     if isinstance(value, dict):
