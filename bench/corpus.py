@@ -38,7 +38,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -232,9 +232,14 @@ def _top1_problems_unguarded(spec: Any, verdict: Any) -> tuple[Optional[str], Op
     return None, dict(top.kwargs)
 
 
-def measure_library(package: str, synth: bool = True) -> dict[str, Any]:
-    """All metrics of one library (see the module docstring)."""
+def measure_library(package: str, synth: bool = True, analyse: Optional[Callable[[Path], Any]] = None) -> dict[str, Any]:
+    """All metrics of one library (see the module docstring).
+
+    ``analyse``: what reads a file (default ``analyze_file``); the tests pass one that shares its
+    analyses with the other corpus tests of the session."""
     from tiletune.analysis import analyze_file
+
+    analyse = analyse or analyze_file
     from tiletune.analysis.tunability import tunability
 
     files = corpus.library_files(package)
@@ -248,7 +253,7 @@ def measure_library(package: str, synth: bool = True) -> dict[str, Any]:
     specs = []
     for path in files:
         try:
-            specs.extend((path, k) for k in analyze_file(path).kernels)
+            specs.extend((path, k) for k in analyse(path).kernels)
         except Exception as exc:  # noqa: BLE001 - reported
             errors.append(f"{path.name}: {type(exc).__name__}: {exc}")
     row["analysis_s"] = round(time.perf_counter() - t0, 2)

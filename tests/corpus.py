@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARIES = ("liger_kernel", "torchao", "gemlite", "fla", "unsloth")
@@ -42,3 +42,40 @@ def library_files(package: str) -> list[Path]:
     if root is None:
         return []
     return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+class CorpusAnalyses:
+    """``analyze_file`` of each corpus file, computed once and handed to every test that reads that file.
+
+    Several slow tests read the same libraries (the explanation sweep, the liger read, the per-library
+    quality goals); each used to analyse every file again.  The analysis is a pure function of the files,
+    which do not change during a session, so the memo is keyed by the resolved path.  A failed analysis is
+    kept as its exception and raised again, as the analyser itself would.  Held by the session fixture
+    ``corpus_analyses`` (tests/conftest.py), which empties it when the session ends: a process that keeps
+    every parsed module alive is slow to exit.
+    """
+
+    def __init__(self) -> None:
+        self._done: dict[str, Any] = {}
+        self.hits = 0
+
+    def analyse(self, path: "os.PathLike[str] | str") -> Any:
+        """The ``ModuleSpec`` of ``path`` (raises what ``analyze_file`` raised for it)."""
+        from tiletune.analysis import analyze_file
+
+        key = str(Path(path).resolve())
+        if key in self._done:
+            self.hits += 1
+        else:
+            try:
+                self._done[key] = analyze_file(path)
+            except Exception as exc:  # noqa: BLE001 - kept and raised again to every reader
+                self._done[key] = exc.with_traceback(None)  # not the frames of the first reader
+        result = self._done[key]
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def clear(self) -> None:
+        """Drop every analysis kept."""
+        self._done.clear()

@@ -16,7 +16,6 @@ from __future__ import annotations
 import pytest
 
 from tests.corpus import SWEEP_LIBRARIES as LIBRARIES, library_files
-from tiletune.analysis import analyze_file
 from tiletune.errors import AnalysisError, InfeasibleError, SynthesisError
 from tiletune.synthesis import required_shapes, synthesize
 from tiletune.synthesis.cli import default_dtypes
@@ -27,11 +26,11 @@ SIZES = (1000, 4096, 131072)
 TARGETS = ("ascend910b3", "ascend910_95", "ascend310p", "h100")
 
 
-def _kernels():
+def _kernels(corpus_analyses):
     for lib in LIBRARIES:
         for path in library_files(lib):
             try:
-                module = analyze_file(path)
+                module = corpus_analyses.analyse(path)  # analyze_file, shared with the other corpus tests
             except Exception:  # noqa: BLE001 - the analysis has its own corpus tests
                 continue
             for spec in module.kernels:
@@ -39,11 +38,11 @@ def _kernels():
                     yield lib, path, spec
 
 
-def test_explain_never_crashes_on_the_corpus():
+def test_explain_never_crashes_on_the_corpus(corpus_analyses):
     if not any(library_files(lib) for lib in LIBRARIES):
         pytest.skip("dev corpus not fetched (bench/fetch_corpus.sh)")
     crashes, explained, feasible, skipped = [], 0, 0, 0
-    for lib, path, spec in _kernels():
+    for lib, path, spec in _kernels(corpus_analyses):
         try:
             dtypes = default_dtypes(spec)
             names = required_shapes(spec)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -83,6 +84,26 @@ def workdir(tmp_path):
     return tmp_path
 
 
+@pytest.fixture(scope="module")
+def first_tune(tmp_path_factory):
+    """One process that tuned into an empty cache: its result and the cache (and log) it left.
+
+    Three tests start from that same state; one process makes it for all (each process spends seconds
+    importing torch and Triton), and each test gets its own copy of the cache (:func:`tuned_workdir`)."""
+    base = tmp_path_factory.mktemp("first_tune")
+    (base / "axpy.py").write_text(KERNEL_MODULE)
+    result, out, _ = _run(base)
+    return base, result, out
+
+
+@pytest.fixture
+def tuned_workdir(workdir, first_tune):
+    """``workdir`` with a copy of the cache the first tune left; the first tune's result and output."""
+    base, result, out = first_tune
+    shutil.copytree(base / "cache", workdir / "cache")
+    return workdir, result, out
+
+
 def _env(workdir: Path, **extra: str) -> dict:
     env = dict(os.environ)
     env.update(
@@ -127,8 +148,8 @@ def _log(workdir: Path) -> list[dict]:
     return read_tuning_log(files[0])
 
 
-def test_second_process_reuses_the_cache_without_benchmarking(workdir):
-    first, out1, _ = _run(workdir)
+def test_second_process_reuses_the_cache_without_benchmarking(tuned_workdir):
+    workdir, first, out1 = tuned_workdir
     assert first["bench_calls"] >= 2  # top_k=2 candidates measured, then re-timed
     data, reason = read_cache_file(_cache_file(workdir))
     assert reason is None and len(data["entries"]) == 1
@@ -151,8 +172,8 @@ def test_second_process_reuses_the_cache_without_benchmarking(workdir):
     assert len(data["entries"]) == 2
 
 
-def test_always_tune_retunes_despite_the_cache(workdir):
-    _run(workdir)
+def test_always_tune_retunes_despite_the_cache(tuned_workdir):
+    workdir, _, _ = tuned_workdir
     again, out, _ = _run(workdir, TILETUNE_ALWAYS_TUNE="1")
     assert again["bench_calls"] >= 2
     assert [r["status"] for r in _log(workdir)] == ["tuned", "tuned"]
@@ -181,8 +202,8 @@ def test_two_processes_tuning_at_once_leave_a_valid_cache(workdir):
     assert later["bench_calls"] == 0 and later["best"] == entry["config"]["kwargs"]
 
 
-def test_corrupt_cache_file_is_rebuilt_with_a_warning(workdir):
-    _run(workdir)
+def test_corrupt_cache_file_is_rebuilt_with_a_warning(tuned_workdir):
+    workdir, _, _ = tuned_workdir
     path = _cache_file(workdir)
     path.write_text('{"format": "tiletune-cache", "entries": {garbled')
     rebuilt, out, err = _run(workdir)

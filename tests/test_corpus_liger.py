@@ -1,4 +1,8 @@
-"""The analysis over a real corpus: every .py file of the installed liger_kernel.
+"""The analysis over a real corpus: every .py file of liger_kernel.
+
+The files are the dev corpus's copy (tests/corpus.py) when it is fetched, else the installed package: CI
+installs the same pinned release (0.8.5) for this test, and the corpus copy is the one the other corpus tests
+analyse in the same session (the ``corpus_analyses`` fixture), so its analysis is shared instead of done twice.
 
 Every file must analyse without an exception escaping, and the tiling
 parameters must be found in at least 90% of the kernels that have a
@@ -14,14 +18,16 @@ from pathlib import Path
 
 import pytest
 
-liger_kernel = pytest.importorskip("liger_kernel")
-
-from tiletune.analysis import analyze_file  # noqa: E402
+from corpus import library_files
 
 pytestmark = pytest.mark.slow
 
 
 def _files() -> list[Path]:
+    files = library_files("liger_kernel")
+    if files:
+        return files
+    liger_kernel = pytest.importorskip("liger_kernel")
     root = Path(os.path.dirname(liger_kernel.__file__))
     return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
 
@@ -33,7 +39,7 @@ def _candidate(spec) -> bool:
     )
 
 
-def test_liger_corpus():
+def test_liger_corpus(corpus_analyses):
     files = _files()
     assert files, "liger_kernel has no .py files?"
     failures = []
@@ -42,7 +48,7 @@ def test_liger_corpus():
     missing = []
     for path in files:
         try:
-            module = analyze_file(path)
+            module = corpus_analyses.analyse(path)
         except Exception as exc:  # noqa: BLE001 - collected and reported below
             failures.append(f"{path}: {type(exc).__name__}: {exc}")
             continue

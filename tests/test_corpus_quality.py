@@ -32,10 +32,10 @@ _spec.loader.exec_module(bench_corpus)
 
 
 @pytest.mark.parametrize("package", LIBRARIES)
-def test_library_read_right(package):
+def test_library_read_right(package, corpus_analyses):
     if library_root(package) is None:
         pytest.skip(f"{package} not fetched: run bash bench/fetch_corpus.sh")
-    row = bench_corpus.measure_library(package)
+    row = bench_corpus.measure_library(package, analyse=corpus_analyses.analyse)
     d = row["details"]
     assert row["errors"] == 0 and row["synth_crashes"] == 0, d["errors"]
     assert row["with_tiling"] > 20

@@ -60,6 +60,13 @@ def kernel_files() -> tuple[tuple[str, str, Any], ...]:
     return tuple(out)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _forget_kernel_files():
+    """The corpus's analyses are shared by this module's tests only: not kept through the rest of the session."""
+    yield
+    kernel_files.cache_clear()
+
+
 def _strip(value: Any) -> Any:
     """``to_dict`` output without positions (a fix moves the text after it)."""
     if isinstance(value, dict):
@@ -218,10 +225,12 @@ def _seeded_conflicts() -> Iterator[tuple[str, str, str, str, bool]]:
                 candidates.append((not same, k.name, launch, name, values[0], same))
         seen: set[str] = set()
         taken = 0
+        wrapper = None  # the file parsed once for all its seeds (a transformer leaves the tree it visits as it was)
         for _, kname, launch, name, value, same in sorted(candidates, key=lambda c: (c[0], c[1], c[3])):
             if kname in seen or taken == SEEDS_PER_FILE:
                 continue
-            wrapper = MetadataWrapper(cst.parse_module(source))
+            if wrapper is None:
+                wrapper = MetadataWrapper(cst.parse_module(source))
             mutated = wrapper.visit(_AddKeyword(launch.span.line, launch.span.column, name, repr(value))).code
             if mutated != source:
                 seen.add(kname)
