@@ -132,3 +132,33 @@ def test_multibuffer_retry_switch(monkeypatch):
     res = synthesize(spec, shapes, dtypes, "ascend910b3", hints={"BLOCK_M": [32], "BLOCK_N": [1024]})
     # the compiler would drop multibuffer here: the synthesis offers the tile without it
     assert {c.extra.get("multibuffer") for c in res.candidates} == {False}
+
+
+def test_a_kernel_file_edited_between_syntheses_is_read_again(tmp_path):
+    """The kernel's loops, ifs and bound names are read once per file version (every shape and target of a
+    tune asks again) and read anew when the file changes: a cached reading never outlives its source."""
+    import os
+
+    from tiletune.synthesis.constraints.ascend_ub import _structure
+
+    one_loop = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def rows(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    for start in range(0, N, BLOCK):
+        tl.store(y_ptr + start + offs, tl.load(x_ptr + start + offs) * 2)
+'''
+    path = tmp_path / "rows.py"
+    path.write_text(one_loop)
+    spec = analyze_file(str(path)).kernel("rows")
+    first = _structure(spec)
+    assert _structure(spec) is first  # the same file version: read once
+    assert len(first[0]) == 1
+    path.write_text(one_loop.replace("    offs = tl.arange(0, BLOCK)\n",
+                                     "    offs = tl.arange(0, BLOCK)\n    for _ in range(2):\n        pass\n"))
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    assert len(_structure(spec)[0]) == 2  # the edited file's two loops

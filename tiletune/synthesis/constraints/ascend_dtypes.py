@@ -23,6 +23,7 @@ and of two floats or two integers the wider).  What it cannot decide stays None
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Mapping, Optional
 
 from ...analysis.model import DTYPE_BYTES
@@ -145,17 +146,26 @@ def load_sources(fn: ast.FunctionDef, pointers: set, before: int) -> dict[str, s
     """Names whose every binding above line ``before`` is ``tl.load(<p> ...)`` of one pointer
     parameter ``p``: name -> ``p`` (what ``name.dtype`` is at that line)."""
     found: dict[str, set] = {}
+    for line, name, base in _bindings(fn):
+        if line < before:
+            found.setdefault(name, set()).add(base if base in pointers else None)
+    return {k: next(iter(v)) for k, v in found.items() if len(v) == 1 and None not in v}
+
+
+@functools.lru_cache(maxsize=256)
+def _bindings(fn: ast.FunctionDef) -> tuple[tuple[int, str, Optional[str]], ...]:
+    """Every plain ``name = value`` of ``fn``: (line, name, the pointer a ``tl.load`` of it reads or None),
+    walked once per function (:func:`load_sources` asks once per ``if`` of every synthesis)."""
+    out = []
     for node in ast.walk(fn):
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
-            continue
-        if node.lineno >= before:
             continue
         v = node.value
         base = None
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "load" and v.args:
             base = _base_name(v.args[0])
-        found.setdefault(node.targets[0].id, set()).add(base if base in pointers else None)
-    return {k: next(iter(v)) for k, v in found.items() if len(v) == 1 and None not in v}
+        out.append((node.lineno, node.targets[0].id, base))
+    return tuple(out)
 
 
 def _base_name(e: ast.expr) -> Optional[str]:

@@ -96,10 +96,21 @@ _VIEW_MARKS = ("[:, None]", "[None, :]", "[None]", "reshape(", "expand_dims(", "
 
 def _structure(spec: KernelSpec) -> Optional[tuple[list, list, dict]]:
     """The kernel body's loops, ``(first line, last line)``, its ``if`` statements,
-    ``(then lines, else lines)``, and its names bound once (for dtypes); None without the source."""
+    ``(then lines, else lines)``, and its names bound once (for dtypes); None without the source.
+
+    Read once per kernel of a file version (:func:`_structure_of`): every shape and target a kernel is
+    synthesised for asks again, and the walks of its syntax tree were most of an Ascend synthesis (the
+    dev corpus' explanation sweep: 10.7 of 50 s profiled on gemlite, ``load_sources`` 26.8 more).  The
+    result is shared: callers only read it."""
     if not spec.file or not Path(spec.file).is_file():
         return None
-    tree = _parse(str(spec.file), Path(spec.file).stat().st_mtime_ns)
+    return _structure_of(str(spec.file), Path(spec.file).stat().st_mtime_ns, spec.name)
+
+
+@functools.lru_cache(maxsize=256)
+def _structure_of(path: str, mtime_ns: int, name: str) -> Optional[tuple[list, list, dict]]:
+    """:func:`_structure` of the function ``name`` in ``path`` as of ``mtime_ns``."""
+    tree = _parse(path, mtime_ns)
     if tree is None:
         return None
 
@@ -107,7 +118,7 @@ def _structure(spec: KernelSpec) -> Optional[tuple[list, list, dict]]:
         return (stmts[0].lineno, stmts[-1].end_lineno or stmts[-1].lineno) if stmts else (0, -1)
 
     for fn in ast.walk(tree):
-        if isinstance(fn, ast.FunctionDef) and fn.name == spec.name:
+        if isinstance(fn, ast.FunctionDef) and fn.name == name:
             loops = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))]
             ifs = [(lines(n.body), lines(n.orelse)) for n in ast.walk(fn) if isinstance(n, ast.If) and n.orelse]
             tests = [(n.test, lines(n.body), lines(n.orelse)) for n in ast.walk(fn) if isinstance(n, ast.If)]
