@@ -66,3 +66,19 @@ def test_small_batches_go_to_the_threads_below_the_children_threshold(monkeypatc
     monkeypatch.setenv("TILETUNE_COMPILE_PROCESSES_MIN", "zero")
     with pytest.raises(ValueError, match="TILETUNE_COMPILE_PROCESSES_MIN='zero' is not a positive integer"):
         processes_enabled(4)
+
+
+def test_a_future_its_pool_leaves_pending_is_failed_after_the_grace_and_a_settled_one_is_left_alone():
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    from tiletune.runtime.settle import settle_later
+
+    stuck, settled_by_pool = Future(), Future()
+    for f in (stuck, settled_by_pool):
+        f.set_running_or_notify_cancel()  # as a pool's future is once its child holds the compile
+    settled_by_pool.set_result("cubin")  # the pool's own result
+    settle_later([stuck, settled_by_pool], "compile abandoned", seconds=0.05)
+    assert isinstance(stuck.exception(timeout=60), BrokenProcessPool)
+    assert "compile abandoned" in str(stuck.exception())
+    assert settled_by_pool.result() == "cubin"

@@ -50,6 +50,7 @@ import triton.language as tl
 from . import timeline as _timeline
 from .env import env_off
 from .quiet import quiet_child
+from .settle import settle_later
 from .launcher_prebuild import build_launcher, prepare_launcher_build
 
 __all__ = ["CompileSpec", "FrontEndRefusal", "processes_enabled", "capture_specs", "children_for", "CompileSession",
@@ -621,11 +622,13 @@ class CompileSession:
         """Stop every child at once, compiling or not (the search's deadline came: nothing they compile is
         awaited); later batches of the session compile on the threads."""
         children = [p for pool in self.pools for p in (getattr(pool, "_processes", None) or {}).values()]
+        held = [f for flight in self._in_flight for f in flight]
         for pool in self.pools:
             pool.shutdown(wait=False, cancel_futures=True)
         for proc in children:
             if proc.is_alive():
                 proc.terminate()
+        settle_later(held, "compile abandoned: the search's deadline stopped the compile children")
         self.broken = True
         _KERNELS.pop(self.id, None)
         self.pools, self._in_flight, self._sizes, self.dispatched = [], [], [], []
