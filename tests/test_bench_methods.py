@@ -296,12 +296,12 @@ def test_a_short_kernels_leaders_are_chosen_from_one_graph_timing_of_every_close
         return graphed[i]
 
     trial = SimpleNamespace(calls={i: (lambda i=i: i) for i in screened})
-    top, first = MeasureStage._graph_leaders(trial, order, screened, graph, None)
+    top, first = MeasureStage._graph_leaders(trial, graph_rescreen_set(order, screened), order, screened, graph, None)
     assert sorted(timed) == [0, 1, 2, 3, 4]
     assert top == [4, 2, 0]  # the graph's three fastest (the screening's fifth first); none other within 8%
     assert first == {i: graphed[i] for i in top}
     # a candidate whose graph timing fails keeps its screening time and is not a leader by the graph
     graphed[4] = float("inf")
     timed.clear()
-    top, first = MeasureStage._graph_leaders(trial, order, screened, graph, None)
+    top, first = MeasureStage._graph_leaders(trial, graph_rescreen_set(order, screened), order, screened, graph, None)
     assert 4 not in top and top[0] == 2

@@ -233,8 +233,9 @@ class MeasureStage:
             facts["retime_short"], facts["retime_graph"] = short, graph is not None
             first_times = {i: timings[i] for i in top}
             if graph is not None:  # the screening cannot rank a short kernel's leaders: one graph timing first
-                top, first_times = self._graph_leaders(trial, order, timings, graph, pg)
-                facts["graph_rescreened"] = len(graph_rescreen_set(order, timings))
+                wide = graph_rescreen_set(order, timings)
+                facts["graph_rescreened"] = len(wide)
+                top, first_times = self._graph_leaders(trial, wide, order, timings, graph, pg)
             with _timeline.span("retime", f"{len(top)} candidate(s)" + (" (short)" if short else "")):
                 retimed = _bench.retime_interleaved({i: trial.calls[i] for i in top},
                                                     graph or (trial.late_bench if short else trial.bench),
@@ -288,12 +289,12 @@ class MeasureStage:
         return Measured(winner, extra, configs_timings, bench_time, facts)
 
     @staticmethod
-    def _graph_leaders(trial: "_Trial", order: List[int], timings: Dict[int, float],
+    def _graph_leaders(trial: "_Trial", wide: List[int], order: List[int], timings: Dict[int, float],
                        graph: Callable[[Callable], float], pg: Any) -> Tuple[List[int], Dict[int, float]]:
-        """A short kernel's leaders to re-time, chosen from one CUDA-graph timing of every candidate the screening
-        could not tell from the fastest (:func:`graph_rescreen_set`), agreed over ``pg``; with those times as
-        each leader's first sample.  A candidate whose graph timing failed is left to its screening time."""
-        wide = graph_rescreen_set(order, timings)
+        """A short kernel's leaders to re-time, chosen from one CUDA-graph timing of each of ``wide``, the
+        candidates the screening could not tell from the fastest (:func:`graph_rescreen_set` of ``order``),
+        agreed over ``pg``; with those times as each leader's first sample.  A candidate whose graph timing
+        failed is left to its screening time."""
         with _timeline.span("retime", f"{len(wide)} candidate(s) once from CUDA graphs"):
             once = _bench.retime_interleaved({i: trial.calls[i] for i in wide}, graph, {}, rounds=1)
         agreed = _dd.combine_timings([once[i] for i in wide], pg)
