@@ -59,7 +59,7 @@ def bind_alignment(names: Iterable[str], known: Mapping[str, int], kernel: str,
         value = known.get(name)
         if value is None and name not in constants:
             unknown.append(name)
-        aligned = value is None or keeps_alignment(value if isinstance(value, bool) else int(value))
+        aligned = value is None or keeps_alignment(int(value))
         env[ALIGN16_PREFIX + name] = int(aligned)
         if not aligned:
             odd.append(f"{name}={int(value)}")
