@@ -117,8 +117,9 @@ def _grid(spec, space) -> List[Dict[str, Any]]:
     return out
 
 
-def model_side(pair: Dict[str, Any]) -> Dict[str, Any]:
-    """The model's verdicts on the grid of one problem, and the compile jobs for it."""
+def model_side(pair: Dict[str, Any], grid: Optional[Any] = None) -> Dict[str, Any]:
+    """The model's verdicts on the grid of one problem (``grid(spec, space)``, default :func:`_grid`), and the
+    compile jobs for it."""
     import cold_pairs
     from model_recall import launch_grid_shapes
     from tiletune.analysis import analyze_kernel
@@ -145,7 +146,7 @@ def model_side(pair: Dict[str, Any]) -> Dict[str, Any]:
     heuristics = getattr(kernel, "values", None) or {}  # triton.heuristics: constexprs computed from the args
     described = describe_args({k: v for k, v in args.items()})
     rows = []
-    for cfg in _grid(spec, space):
+    for cfg in (grid or _grid)(spec, space):
         env = dict(space.env)
         env.update(cfg["kwargs"])
         env[NUM_WARPS] = cfg["num_warps"]

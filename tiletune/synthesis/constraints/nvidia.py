@@ -14,7 +14,19 @@ from .core import PIPELINED_SHARED, Constraint, DotTerm
 from .nvidia_defects import defect_rules
 from .preds import Pred
 
-__all__ = ["access_rules", "dot_rules", "capacity_rules"]
+__all__ = ["access_rules", "dot_rules", "capacity_rules", "FUSED_REGISTER_SHARE"]
+
+#: The share of the live-tile bytes a kernel without ``tl.dot`` keeps in registers.  The liveness scan counts
+#: every named step of an elementwise chain as a whole tile (``x``, ``x - max``, ``exp(...)``: three tiles);
+#: ptxas computes such a chain element by element and keeps what a reduction or a later statement needs, 16-bit
+#: loads packed two to a register, one address per vectorised access.  Against ptxas' count for sm_90 (Triton
+#: 3.6, ``python bench/register_share.py``: 8 kernels without dots, 34 configs estimated at 40 or more registers
+#: a thread that do not spill) ptxas used a median 0.62 of the estimate (10th-90th percentile 0.36-1.22;
+#: bench/results/register_share.md).  Unscaled, a wide row's estimate on 8 warps (136 registers, where ptxas
+#: used 48) left one program an SM, and the latency term ranked 4 warps first by 2.7x where an H200 measured
+#: 8 warps 6% faster (bench/holdout/rows_log_softmax.py).  Kernels with dots keep the unscaled estimate: ptxas
+#: spends registers freely on them (bench/results/register_oracle.md: often more than the estimate).
+FUSED_REGISTER_SHARE = (3, 5)  # 0.6, as a fraction: footprint expressions are integer
 
 
 def access_rules(b, a, d: Expr, esize: int, bound) -> None:
@@ -64,7 +76,7 @@ def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: l
             unstaged = foot.get("unstaged_bytes", const(0)) * UNSTAGED_REGISTERS
             foot["register_bytes"] = emax(foot["live_bytes"] - staged + unstaged, foot.get("accumulator_bytes", const(0)))
         else:
-            foot["register_bytes"] = foot["live_bytes"]
+            foot["register_bytes"] = foot["live_bytes"] * FUSED_REGISTER_SHARE[0] // FUSED_REGISTER_SHARE[1]
     if "shared_bytes" in foot and t.shared_bytes:
         need = foot["shared_bytes"]
         text = f"shared memory: {need} <= {t.shared_bytes} B per block"
