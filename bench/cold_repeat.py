@@ -5,7 +5,10 @@
 Per pair present in both runs: tiletune / best known and the hand list / best known in each run, the move
 between runs, and the stated noise of the pair's reference (the larger of the two runs': the spread of the
 interleaved re-timing rounds).  A kernel-time ratio that moved more than twice its stated noise plus 1% is
-flagged: the pick changed, or the reference did.  First-tune seconds are reported, not judged (a cold
+flagged: the pick changed, or the reference did, or the timing did.  Where a ratio compares the same two configs
+in both runs (the same pick and the same best known), its move is measurement alone, across processes: the
+report counts those flags apart (``same configs``) and gives the median and largest such move, the bench's
+run-to-run noise, beside the in-run noise the flag is judged against.  First-tune seconds are reported, not judged (a cold
 process' wall time moves with the host, not with tiletune).  CPU only: it reads the JSON files.
 """
 
@@ -40,12 +43,16 @@ def compare(a: Path, b: Path) -> Tuple[List[dict], dict]:
         noise = max((ra.get("reference") or {}).get("noise") or 0.0, (rb.get("reference") or {}).get("noise") or 0.0)
         out: Dict[str, Any] = {"kernel": key[0], "shape": ra["shape"], "noise": noise,
                                "tiletune_pick": [ra.get("tiletune_pick"), rb.get("tiletune_pick")]}
-        flagged = []
-        for side in ("tiletune_over_best", "hand_over_best"):
+        flagged, same = [], []
+        best = [(r.get("reference") or {}).get("best") for r in (ra, rb)]
+        for side, pick in (("tiletune_over_best", "tiletune_pick"), ("hand_over_best", "hand_pick")):
             x, y = ra.get(side), rb.get(side)
             out[side] = [x, y]
+            if ra.get(pick) == rb.get(pick) and best[0] == best[1] and None not in best:
+                same.append(side)
             if x is not None and y is not None and abs(x - y) > NOISE_FACTOR * noise + NOISE_FLOOR:
                 flagged.append(side)
+        out["same_configs"] = same
         fa = (ra.get("tiletune_first_s") or 0) / (ra.get("hand_first_s") or 1) if ra.get("tiletune_first_s") else None
         fb = (rb.get("tiletune_first_s") or 0) / (rb.get("hand_first_s") or 1) if rb.get("tiletune_first_s") else None
         out["first_tune_over_hand"] = [fa, fb]
@@ -53,7 +60,14 @@ def compare(a: Path, b: Path) -> Tuple[List[dict], dict]:
         rows.append(out)
     moves = [abs(r["tiletune_over_best"][0] - r["tiletune_over_best"][1]) for r in rows
              if None not in r["tiletune_over_best"]]
+    fixed = [abs(r[side][0] - r[side][1]) for r in rows for side in r["same_configs"] if None not in r[side]]
     summary = {"pairs": len(rows), "flagged": sum(1 for r in rows if r["flagged"]),
+               "flagged_same_configs": sum(1 for r in rows for side in r["flagged"] if side in r["same_configs"]),
+               "flagged_changed_configs": sum(1 for r in rows for side in r["flagged"]
+                                              if side not in r["same_configs"]),
+               "same_config_ratios": len(fixed),
+               "median_same_config_move": statistics.median(fixed) if fixed else None,
+               "largest_same_config_move": max(fixed) if fixed else None,
                "largest_tiletune_move": max(moves) if moves else None,
                "median_tiletune_move": statistics.median(moves) if moves else None,
                "same_pick": sum(1 for r in rows if r["tiletune_pick"][0] == r["tiletune_pick"][1])}
@@ -66,14 +80,20 @@ def markdown(a: Path, b: Path, rows: List[dict], summary: dict) -> str:
              f"{summary['pairs']} pairs in both runs; same tiletune pick in {summary['same_pick']}; "
              f"tiletune/best moved by a median {_fmt(summary['median_tiletune_move'])} and at most "
              f"{_fmt(summary['largest_tiletune_move'])}; flagged (a ratio moved more than {NOISE_FACTOR:g} x the "
-             f"pair's noise + {NOISE_FLOOR:g}): {summary['flagged']}.", "",
-             "| kernel | shape | tiletune/best A | B | hand/best A | B | noise | first tune tt/hand A | B | flagged |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+             f"pair's noise + {NOISE_FLOOR:g}): {summary['flagged']} pairs; of the flagged ratios, "
+             f"{summary['flagged_same_configs']} compare the same two configs in both runs (measurement across "
+             f"processes) and {summary['flagged_changed_configs']} a changed pick or best known.  Run-to-run noise: "
+             f"the {summary['same_config_ratios']} ratios of the same two configs in both runs moved by a median "
+             f"{_fmt(summary['median_same_config_move'])} and at most {_fmt(summary['largest_same_config_move'])}.",
+             "",
+             "| kernel | shape | tiletune/best A | B | hand/best A | B | noise | first tune tt/hand A | B | flagged | same configs |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in rows:
         shape = ",".join(f"{k}={v}" for k, v in r["shape"].items())
         t, h, f = r["tiletune_over_best"], r["hand_over_best"], r["first_tune_over_hand"]
         lines.append(f"| {r['kernel']} | {shape} | {_fmt(t[0])} | {_fmt(t[1])} | {_fmt(h[0])} | {_fmt(h[1])} | "
-                     f"{_fmt(r['noise'])} | {_fmt(f[0], 2)} | {_fmt(f[1], 2)} | {', '.join(r['flagged']) or ''} |")
+                     f"{_fmt(r['noise'])} | {_fmt(f[0], 2)} | {_fmt(f[1], 2)} | {', '.join(r['flagged']) or ''} | "
+                     f"{', '.join(r.get('same_configs', [])) or ''} |")
     return "\n".join(lines) + "\n"
 
 
