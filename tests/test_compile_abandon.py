@@ -82,3 +82,32 @@ def test_a_future_its_pool_leaves_pending_is_failed_after_the_grace_and_a_settle
     assert isinstance(stuck.exception(timeout=60), BrokenProcessPool)
     assert "compile abandoned" in str(stuck.exception())
     assert settled_by_pool.result() == "cubin"
+
+
+def _sleep(seconds):
+    import time
+
+    time.sleep(seconds)
+    return seconds
+
+
+def test_compiles_a_pools_shutdown_cancelled_are_seen_done_by_wait_once_settled():
+    """The cause of the abandoned session's pending future: ``shutdown(cancel_futures=True)`` leaves the futures of
+    queued work ``CANCELLED`` (``done()`` True) without notifying ``wait()``, which then never returns them as done.
+    :func:`settle_later` notifies them after its grace."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, wait
+
+    from tiletune.runtime.settle import settle_later
+
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
+    futures = [pool.submit(_sleep, 0.5) for _ in range(6)]
+    pending_at_shutdown = [f for f in futures if not f.done()]
+    pool.shutdown(wait=False, cancel_futures=True)
+    done, not_done = wait(futures, timeout=3)  # the running ones finish; the cancelled ones are never seen
+    cancelled = [f for f in futures if f.cancelled()]
+    assert cancelled and all(f.done() for f in cancelled) and set(cancelled) <= not_done
+    settle_later(pending_at_shutdown, "test", seconds=0.05)
+    done, not_done = wait(futures, timeout=60)
+    assert not not_done
+    assert all(f.cancelled() for f in cancelled)  # notified, not failed: still cancelled
