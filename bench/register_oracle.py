@@ -117,9 +117,9 @@ def _grid(spec, space) -> List[Dict[str, Any]]:
     return out
 
 
-def model_side(pair: Dict[str, Any], grid: Optional[Any] = None) -> Dict[str, Any]:
+def model_side(pair: Dict[str, Any], grid: Optional[Any] = None, per_verdict: int = PER_VERDICT) -> Dict[str, Any]:
     """The model's verdicts on the grid of one problem (``grid(spec, space)``, default :func:`_grid`), and the
-    compile jobs for it."""
+    compile jobs for it (up to ``per_verdict`` configs per model verdict, :func:`_sample`)."""
     import cold_pairs
     from model_recall import launch_grid_shapes
     from tiletune.analysis import analyze_kernel
@@ -176,12 +176,12 @@ def model_side(pair: Dict[str, Any], grid: Optional[Any] = None) -> Dict[str, An
                      "job": {"file": jit.fn.__code__.co_filename, "kernel": jit.fn.__name__, "args": described,
                              "constexprs": constexprs, "num_warps": cfg["num_warps"],
                              "num_stages": cfg["num_stages"], "arch": ARCH}})
-    _sample(rows)
+    _sample(rows, per_verdict)
     return {"pair": pair, "spec_name": spec.name, "rows": rows}
 
 
-def _sample(rows: List[Dict[str, Any]]) -> None:
-    """Mark up to :data:`PER_VERDICT` configs of each model verdict for compiling, evenly spaced."""
+def _sample(rows: List[Dict[str, Any]], per_verdict: int = PER_VERDICT) -> None:
+    """Mark up to ``per_verdict`` configs of each model verdict for compiling, evenly spaced."""
     classes: Dict[str, List[Dict[str, Any]]] = {}
     for r in rows:
         if not r["compiled"]:
@@ -190,8 +190,8 @@ def _sample(rows: List[Dict[str, Any]]) -> None:
         key = "shared" if m["shared"] else "registers" if m["registers"] else "other" if m["other"] else "kept"
         classes.setdefault(key, []).append(r)
     for members in classes.values():
-        step = max(1.0, len(members) / PER_VERDICT)
-        for i in range(min(PER_VERDICT, len(members))):
+        step = max(1.0, len(members) / per_verdict)
+        for i in range(min(per_verdict, len(members))):
             members[int(i * step)]["sampled"] = True
     for r in rows:
         r["compiled"] = r["compiled"] and r["sampled"]

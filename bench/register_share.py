@@ -76,9 +76,8 @@ def grid(spec, space) -> List[Dict[str, Any]]:
 def measure(workers: int) -> List[Dict[str, Any]]:
     """Every problem's configs compiled: kernel, config, raw estimate and ptxas' registers and spills."""
     rows = []
-    register_oracle.PER_VERDICT = PER_VERDICT
     for pair in PROBLEMS:
-        side = register_oracle.model_side(pair, grid=grid)
+        side = register_oracle.model_side(pair, grid=grid, per_verdict=PER_VERDICT)
         jobs = [r for r in side["rows"] if r["compiled"]]
         for r, t in zip(jobs, register_oracle.compile_all([r["job"] for r in jobs], workers)):
             if not t.get("ok"):

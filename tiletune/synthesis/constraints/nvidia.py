@@ -75,6 +75,8 @@ def capacity_rules(b, foot: dict[str, Expr], dots: list[DotTerm], tile_numels: l
             # an operand load Triton does not pipeline is loaded into registers before its shared buffer
             unstaged = foot.get("unstaged_bytes", const(0)) * UNSTAGED_REGISTERS
             foot["register_bytes"] = emax(foot["live_bytes"] - staged + unstaged, foot.get("accumulator_bytes", const(0)))
+        elif dots:
+            foot["register_bytes"] = foot["live_bytes"]
         else:
             foot["register_bytes"] = foot["live_bytes"] * FUSED_REGISTER_SHARE[0] // FUSED_REGISTER_SHARE[1]
     if "shared_bytes" in foot and t.shared_bytes:
