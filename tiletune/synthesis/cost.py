@@ -38,9 +38,11 @@ cores for kernels with ``tl.dot``, vector cores otherwise):
     share falls off smoothly as more SMs compete for it).
 ``stage``
     1.35 / 1.1 / 1.0 for ``num_stages`` 1 / 2 / >= 3 when a ``tl.dot`` is in
-    a loop (no overlap of loads and MMA), 1.1 for ``num_stages = 1`` in loops
-    of loads only; on Ascend 1.2 without multibuffer for loops of loads; 1
-    when the loop runs once (nothing to pipeline).  The share of the dot's
+    a loop (no overlap of loads and MMA); 1 for loops of loads only on NVIDIA
+    (Triton pipelines only what a loop's dot reaches, so ``num_stages`` is
+    not even searched there: ``families/nvidia.py``'s ``stages_matter``); on
+    Ascend 1.2 without multibuffer for loops of loads; 1 when the loop runs
+    once (nothing to pipeline).  The share of the dot's
     operand bytes Triton does not pipeline (``unstaged_bytes``, an odd fp16
     row stride) counts one iteration in flight whatever ``num_stages`` (and,
     with weights now 0, stays at the one-stage factor and pays its latency
@@ -124,13 +126,12 @@ DOT_ACC_PER_THREAD = 128
 WARP_UNDER = 0.15
 WARP_OVER = 0.15
 # Software pipelining of loops (NVIDIA): the factor of a loop with a tl.dot is
-# 1 + STAGE_DOT x exp(-STAGE_DECAY x ahead), of a loop of loads only 1 + STAGE_LOAD x exp(...),
+# 1 + STAGE_DOT x exp(-STAGE_DECAY x ahead) (a loop of loads only is not pipelined by Triton: factor 1),
 # where ahead = min(num_stages - 1, trips - 1) iterations are in flight beside the current one:
 # stages beyond the loop's trip count buy nothing, and a long loop gains a little from every
 # further stage (1.35 / 1.1 / 1.03 / 1.01 for 1-4 stages of a dot loop).  A stage the loop
 # cannot use costs STAGE_WASTE (its prologue loads and shared memory, and its compile time).
 STAGE_DOT = 0.35
-STAGE_LOAD = 0.1
 STAGE_DECAY = 1.25
 STAGE_WASTE = 0.0
 # Loads Triton does not pipeline (tiletune.analysis.footprint.pipelined: an fp16 row stride or mask bound
@@ -339,8 +340,8 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
     if "warps_stages" in family_terms:
         ahead = np.minimum(stages - 1, trips - 1)
         wasted = np.maximum(0.0, stages - np.maximum(trips, 1.0))
-        if dots_in_loop or loads_in_loop:
-            depth_gain = STAGE_DOT if dots_in_loop else STAGE_LOAD
+        if dots_in_loop:
+            depth_gain = STAGE_DOT
             share = UNSTAGED_STAGE * unstaged_frac  # the unstaged share stays at one stage's factor
             hidden = (1.0 - share) * np.exp(-STAGE_DECAY * ahead) + share
             stage_f = (1.0 + depth_gain * hidden) * (1.0 + STAGE_WASTE * wasted)

@@ -9,7 +9,7 @@ from ..constraints import nvidia as rules
 from ..space import NUM_WARPS
 from .base import ChipFamily, KnobDomain, KnobPlan
 
-__all__ = ["NvidiaFamily", "NVIDIA"]
+__all__ = ["NvidiaFamily", "NVIDIA", "stages_matter", "stage_domain"]
 
 #: The first compute capability with wgmma (sm_90, Hopper).
 WGMMA_ARCH = 90
@@ -18,14 +18,24 @@ WGMMA_ARCH = 90
 WARPS = (1, 2, 4, 8, 16, 32)
 
 
-def stage_domain(spec) -> list[int]:
-    """The ``num_stages`` values worth searching for ``spec`` (1 when no loop loads anything)."""
+def stages_matter(spec) -> bool:
+    """Whether ``num_stages`` can change the compiled kernel: a loop holds a ``tl.dot`` and loads something.
+
+    Triton's software pipeliner (``AssignLatencies``/``loadOpsToIndirectionLevel``, Triton 3.x on
+    NVIDIA) pipelines the loads it reaches from a ``tl.dot`` in the same ``scf.for``; a loop without a
+    dot is pipelined only when it carries its own ``tt.num_stages`` (``tl.range(..., num_stages=k)``),
+    which the launch's ``num_stages`` does not change.  So a kernel with no dot in a loop compiles to the
+    same binary at every ``num_stages``: ``bench/stage_identity.py`` compiles dot-free kernels at stages
+    1-4 for sm_90 and finds one SASS per tiling (``bench/results/stage_identity.md``).
+    """
     loads_in_loops = any(a.in_loop and a.kind == "load" for a in spec.accesses)
-    if not loads_in_loops:
-        return [1]  # nothing to pipeline: num_stages has no effect
-    if any(d.in_loop for d in spec.dots):
-        return [1, 2, 3, 4, 5, 6]
-    return [1, 2, 3, 4]
+    return loads_in_loops and any(d.in_loop for d in spec.dots)
+
+
+def stage_domain(spec) -> list[int]:
+    """The ``num_stages`` values worth searching for ``spec``: 1 to 6 where they matter
+    (:func:`stages_matter`), else just 1 (every value compiles to the same kernel)."""
+    return [1, 2, 3, 4, 5, 6] if stages_matter(spec) else [1]
 
 
 class NvidiaFamily(ChipFamily):

@@ -1,0 +1,70 @@
+"""``num_stages`` only matters where a loop holds a ``tl.dot``: Triton pipelines what a loop's dot reaches, so a
+kernel without one compiles to the same machine code at every stage count.  Synthesis searches ``num_stages=1``
+alone for such kernels (no compile, no timing, no descent move is spent on a copy of one binary); the rule is
+checked against the SASS Triton produces for sm_90 (compiled offline, no GPU)."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+import fixtures
+from tiletune.analysis import analyze_kernel
+from tiletune.synthesis import synthesize
+from tiletune.synthesis.families.nvidia import stage_domain, stages_matter
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("_stage_identity", ROOT / "bench" / "stage_identity.py")
+stage_identity = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = stage_identity
+_spec.loader.exec_module(stage_identity)
+register_oracle = stage_identity.register_oracle
+
+
+def _spec_of(name: str):
+    return analyze_kernel(fixtures.load(name).KERNEL)
+
+
+def test_a_kernel_without_a_dot_in_a_loop_searches_one_stage_count():
+    # layer_norm and cross_entropy walk their rows in loops of loads; softmax has no loop at all
+    for name in ("layer_norm", "cross_entropy", "sum_axis", "softmax"):
+        assert not stages_matter(_spec_of(name)), name
+        assert stage_domain(_spec_of(name)) == [1], name
+    # a K-loop of tl.dot: the pipeliner's depth is num_stages
+    for name in ("matmul", "flash_attention"):
+        assert stages_matter(_spec_of(name)), name
+        assert stage_domain(_spec_of(name)) == [1, 2, 3, 4, 5, 6], name
+
+
+def test_synthesis_ranks_each_binary_of_a_dot_free_kernel_once():
+    spec = _spec_of("layer_norm")
+    res = synthesize(spec, {"M": 1000, "N": 777}, {"x_ptr": "fp32", "y_ptr": "fp32", "w_ptr": "fp32", "b_ptr": "fp32",
+                                                   "mean_ptr": "fp32", "rstd_ptr": "fp32"}, "h100", top_k=16)
+    assert {c.num_stages for c in res.candidates} == {1}
+    tilings = [(c.kwargs["BLOCK_SIZE"], c.num_warps) for c in res.candidates]
+    assert len(tilings) == len(set(tilings))  # no two candidates of one binary
+    matmul = synthesize(_spec_of("matmul"), {"M": 512, "N": 4096, "K": 11008},
+                        {"a_ptr": "fp16", "b_ptr": "fp16", "c_ptr": "fp16"}, "h100", top_k=10**6)
+    assert len({c.num_stages for c in matmul.candidates}) > 1
+
+
+def _digests(pair: dict, configs: list) -> list:
+    side = register_oracle.model_side(pair, grid=lambda spec, space: configs, per_verdict=10**6)
+    got = register_oracle.compile_all([r["job"] for r in side["rows"]], workers=2)
+    assert all(g["ok"] for g in got), [g.get("error") for g in got]
+    return [g["sass_digest"] for g in got]
+
+
+@pytest.mark.slow
+def test_the_compiler_gives_one_binary_at_every_stage_count_without_a_dot():
+    pair = {"kernel": "layer_norm", "source": "fixture", "shape": {"M": 1000, "N": 777}}
+    for block, warps in ((256, 4), (1024, 1)):
+        configs = [{"kwargs": {"BLOCK_SIZE": block}, "num_warps": warps, "num_stages": s} for s in (1, 3)]
+        one, three = _digests(pair, configs)
+        assert one == three, (block, warps)
+    # the contrast: a matmul's K-loop is pipelined num_stages - 1 deep
+    pair = {"kernel": "matmul", "source": "fixture", "shape": {"M": 512, "N": 4096, "K": 11008}}
+    tiles = {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32}
+    two, four = _digests(pair, [{"kwargs": tiles, "num_warps": 4, "num_stages": s} for s in (2, 4)])
+    assert two != four
