@@ -123,8 +123,10 @@ def side_first_tune(pair: dict, side: str, dry: bool, profile: bool) -> dict:
     timings = getattr(tuned, "configs_timings", None) or {}
     facts = dict(getattr(tuned, "search_facts", {}) or {})
     timed = facts.get("measured", len(timings)) if side == "tiletune" else len(timings)
+    pick_ms = next((_ms(t) for c, t in timings.items() if _config_dict(c) == _config_dict(tuned.best_config)), None)
     out = {"first_s": wall, "pick": _config_dict(tuned.best_config), "configs_timed": timed,
-           "configs_compiled": _cubins(), "correct": correct, "wrong": why}
+           "configs_compiled": _cubins(), "correct": correct, "wrong": why,
+           "pick_ms": pick_ms if pick_ms is not None and math.isfinite(pick_ms) else None}
     if side == "tiletune":
         out["search"] = {k: facts.get(k) for k in ("search", "first_batch", "pool", "measured", "descent_measured",
                                                    "descent_stopped", "time_budget_s", "compile_s", "price_s",
@@ -336,6 +338,39 @@ def run_side(pair: dict, side: str, opts: argparse.Namespace, picks: Optional[di
     return out
 
 
+#: A reference time of a pick over this many times what the pick's own tuner measured for it is a disturbed
+#: measurement, not the kernel: the tuners time with launch overhead included, so their figure is an upper bound
+#: of the kernel's (an H200 run once read fla-core's l2norm_fwd pick at 26.6 us in every round of one reference
+#: process, which its tuner had timed at a few us and two fresh references at 2.50 us).
+DISTURBED_OVER_OWN = 2.0
+
+
+def disturbed_picks(ref: dict, own_ms: Dict[str, Optional[float]]) -> List[str]:
+    """The sides whose pick the reference timed over :data:`DISTURBED_OVER_OWN` x the side's own measurement."""
+    out = []
+    for side in ("tiletune", "hand"):
+        r, own = ref.get(f"{side}_ms"), own_ms.get(side)
+        if r and own and r > DISTURBED_OVER_OWN * own:
+            out.append(side)
+    return out
+
+
+def merge_references(first: dict, again: dict, disturbed: List[str]) -> dict:
+    """Two reference processes of one pair: each config's faster reading (interference only ever slows a kernel
+    down), the best known from the faster best; the first process's readings kept under ``rerun``."""
+    out = dict(again)
+    for key in ("tiletune_ms", "hand_ms"):
+        vals = [v for v in (first.get(key), again.get(key)) if v]
+        out[key] = min(vals) if vals else None
+    if first.get("best_ms") and (not again.get("best_ms") or first["best_ms"] < again["best_ms"]):
+        for key in ("best", "best_from", "best_ms", "unstable"):
+            out[key] = first.get(key)
+    out["noise"] = max(v for v in (first.get("noise"), again.get("noise"), 0.0) if v is not None)
+    out["rerun"] = {"why": f"{', '.join(disturbed)} pick timed over {DISTURBED_OVER_OWN:g}x its own tuner's time",
+                    "first": {k: first.get(k) for k in ("best", "best_ms", "tiletune_ms", "hand_ms", "noise")}}
+    return out
+
+
 def run_pair(pair: dict, index: int, opts: argparse.Namespace, profile: bool) -> dict:
     """Both sides and the reference of one pair; its row."""
     order = ("tiletune", "hand") if index % 2 == 0 else ("hand", "tiletune")
@@ -355,11 +390,16 @@ def run_pair(pair: dict, index: int, opts: argparse.Namespace, profile: bool) ->
     errors = {s: r["error"] for s, r in sides.items() if "error" in r}
     picks = {s: r.get("pick") for s, r in sides.items() if r.get("pick")}
     ref = run_side(pair, "reference", opts, picks=picks) if picks and not opts.no_reference else {}
+    disturbed = disturbed_picks(ref, {s: r.get("pick_ms") for s, r in sides.items()})
+    if disturbed:  # a pick timed far slower than its own tuner measured it: measure the reference again
+        again = run_side(pair, "reference", opts, picks=picks)
+        if "error" not in again:
+            ref = merge_references(ref, again, disturbed)
     if "error" in ref:
         errors["reference"] = ref["error"]
     row["reference"] = {k: ref.get(k) for k in ("best", "best_from", "best_ms", "tiletune_ms", "hand_ms", "noise",
                                                 "unstable", "screened", "grid", "grid_sampled", "wall_s",
-                                                "invalid_picks")}
+                                                "invalid_picks", "rerun")}
     score_row(row)
     row["process_s"] = {s: r.get("process_s") for s, r in list(sides.items()) + [("reference", ref)]}
     if errors:

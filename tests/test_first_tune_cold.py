@@ -132,6 +132,24 @@ def test_the_reference_times_configs_of_one_binary_once():
         "pick s1": "pick s1", "hand s3": "pick s1", "grid s4": "pick s1", "grid w8": "grid w8", "dry": "dry"}
 
 
+def test_a_pick_timed_far_over_its_own_tuners_time_reruns_the_reference_and_keeps_the_faster_readings():
+    """A reference that reads a pick over 2x what the pick's own tuner measured is disturbed (an H200 reference once
+    read fla-core's l2norm_fwd pick at 26.6 us in every round, two fresh ones at 2.50 us)."""
+    from first_tune_cold import disturbed_picks, merge_references
+
+    first = {"best": "BT=8 w8 s3", "best_ms": 0.00268, "tiletune_ms": 0.0266, "hand_ms": 0.00268, "noise": 0.004}
+    own = {"tiletune": 0.0061, "hand": 0.0064}  # the tuners' do_bench, launch overhead included
+    assert disturbed_picks(first, own) == ["tiletune"]
+    assert disturbed_picks({**first, "tiletune_ms": 0.0025}, own) == []  # faster than its tuner saw: fine
+    assert disturbed_picks(first, {"tiletune": None, "hand": None}) == []  # nothing to judge by
+    again = {"best": "BT=4 w1 s1", "best_ms": 0.00250, "tiletune_ms": 0.00250, "hand_ms": 0.00266, "noise": 0.001}
+    merged = merge_references(first, again, ["tiletune"])
+    assert merged["tiletune_ms"] == 0.00250 and merged["hand_ms"] == 0.00266 and merged["best_ms"] == 0.00250
+    assert merged["noise"] == 0.004 and merged["rerun"]["first"]["tiletune_ms"] == 0.0266
+    row = score_row({"reference": merged})
+    assert row["tiletune_over_best"] == 1.0 and abs(row["hand_over_best"] - 1.064) < 1e-9
+
+
 _COMPILE_STAGES = r"""
 import json, sys
 sys.path[:0] = [sys.argv[1], sys.argv[1] + "/bench"]
