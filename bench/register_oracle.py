@@ -270,6 +270,28 @@ def worker_main() -> int:
     return 0
 
 
+def compile_bench_main(name: str, doc: str, measure, summarise, to_markdown, argv: Optional[Sequence[str]] = None,
+                       shown: Optional[int] = None) -> int:
+    """The command line of an offline compile bench (``register_share.py``, ``stage_identity.py``): ``--workers``
+    and ``--out``; ``measure(workers)`` gives the rows, ``summarise(rows)`` their summary, and
+    ``<out>/<name>.{json,md}`` are written (``to_markdown(res)``), the report printed (its first ``shown``
+    characters)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--workers", type=int, default=2, help="compile threads")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    opts = ap.parse_args(argv)
+    import triton
+
+    rows = measure(opts.workers)
+    res = {"arch": ARCH, "triton": triton.__version__, "rows": rows, "summary": summarise(rows)}
+    opts.out.mkdir(parents=True, exist_ok=True)
+    (opts.out / f"{name}.json").write_text(json.dumps(res, indent=1) + "\n")
+    md = to_markdown(res)
+    (opts.out / f"{name}.md").write_text(md)
+    print(md if shown is None else md[:shown])
+    return 0
+
+
 def compile_all(jobs: Sequence[Dict[str, Any]], workers: int) -> List[Dict[str, Any]]:
     """Compile ``jobs`` in a fresh process without the interpreter."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}

@@ -15,9 +15,7 @@ registers decides there, not the tiles), and so are configs that spill (ptxas' c
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import json
 import math
 import statistics
 import sys
@@ -123,20 +121,8 @@ def to_markdown(res: Dict[str, Any]) -> str:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Command line: see the module docstring."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workers", type=int, default=2, help="compile threads")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
-    opts = ap.parse_args(argv)
-    import triton
-
-    rows = measure(opts.workers)
-    res = {"arch": register_oracle.ARCH, "triton": triton.__version__, "rows": rows, "summary": summarise(rows)}
-    opts.out.mkdir(parents=True, exist_ok=True)
-    (opts.out / "register_share.json").write_text(json.dumps(res, indent=1) + "\n")
-    md = to_markdown(res)
-    (opts.out / "register_share.md").write_text(md)
-    print(md[:1500])
-    return 0
+    return register_oracle.compile_bench_main("register_share", __doc__, measure, summarise, to_markdown, argv,
+                                              shown=1500)
 
 
 if __name__ == "__main__":

@@ -6,9 +6,9 @@ cubins' SASS listings (``cuobjdump -sass``, instruction addresses left out) are 
 count gives the same SASS, ``num_stages`` is moot for that tiling: the binaries are one, and a tuner that
 compiles or times more than one of them measures noise.
 
-The synthesis model's rule (:func:`tiletune.synthesis.families.nvidia.stages_matter`) is checked against it: a kernel the
-rule calls stage-free must compile to one SASS per tiling; a kernel it keeps stages for should show a
-difference somewhere (a dot loop Triton pipelines).
+The synthesis model's rule (:func:`tiletune.synthesis.families.nvidia.stages_matter`) is checked against it:
+a kernel the rule calls stage-free must compile to one SASS per tiling; a kernel it keeps stages for should
+show a difference somewhere (a dot loop Triton pipelines).
 
     python bench/stage_identity.py                  # writes bench/results/stage_identity.{json,md}
     python bench/stage_identity.py --workers 2 --out /tmp/stages
@@ -16,7 +16,6 @@ difference somewhere (a dot loop Triton pipelines).
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -130,20 +129,8 @@ def to_markdown(res: Dict[str, Any]) -> str:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Command line: see the module docstring."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workers", type=int, default=2, help="compile threads")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
-    opts = ap.parse_args(argv)
-    import triton
-
-    rows = measure(opts.workers)
-    res = {"arch": register_oracle.ARCH, "triton": triton.__version__, "rows": rows, "summary": summarise(rows)}
-    opts.out.mkdir(parents=True, exist_ok=True)
-    (opts.out / "stage_identity.json").write_text(json.dumps(res, indent=1) + "\n")
-    md = to_markdown(res)
-    (opts.out / "stage_identity.md").write_text(md)
-    print(md)
-    return 0
+    return register_oracle.compile_bench_main("stage_identity", __doc__, measure, summarise, to_markdown, argv,
+                                              shown=None)
 
 
 if __name__ == "__main__":

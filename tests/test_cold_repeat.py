@@ -1,15 +1,9 @@
 """bench/cold_repeat.py tells a move of the same two configs (measurement across processes) from a changed pick."""
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
+from bench_scripts import load_bench
 
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("_cold_repeat", ROOT / "bench" / "cold_repeat.py")
-cold_repeat = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = cold_repeat
-_spec.loader.exec_module(cold_repeat)
+cold_repeat = load_bench("cold_repeat")
 
 
 def _row(kernel, tt_pick, hand_pick, best, tt, hand, noise=0.005):

@@ -1,17 +1,11 @@
 """bench/gpu_bench_lib.py's reference of a pair (the best known config), on hand-made round timings."""
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 import triton
+from bench_scripts import load_bench
 
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("_gpu_bench_lib", ROOT / "bench" / "gpu_bench_lib.py")
-lib = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = lib
-_spec.loader.exec_module(lib)
+lib = load_bench("gpu_bench_lib")
 
 
 def _cfg(block):

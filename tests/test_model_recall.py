@@ -1,14 +1,10 @@
 """bench/model_recall.py on the committed H100 results: every pair is ranked, and the report is consistent."""
 
-import importlib.util
-import sys
 from pathlib import Path
+from bench_scripts import load_bench
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("_model_recall", ROOT / "bench" / "model_recall.py")
-model_recall = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = model_recall
-_spec.loader.exec_module(model_recall)
+model_recall = load_bench("model_recall")
 
 RESULTS = ROOT / "bench" / "results" / "gpu_bench_search_default.json"
 

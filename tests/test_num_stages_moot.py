@@ -3,9 +3,6 @@ kernel without one compiles to the same machine code at every stage count.  Synt
 alone for such kernels (no compile, no timing, no descent move is spent on a copy of one binary); the rule is
 checked against the SASS Triton produces for sm_90 (compiled offline, no GPU)."""
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -13,12 +10,9 @@ import fixtures
 from tiletune.analysis import analyze_kernel
 from tiletune.synthesis import synthesize
 from tiletune.synthesis.families.nvidia import stage_domain, stages_matter
+from bench_scripts import load_bench
 
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("_stage_identity", ROOT / "bench" / "stage_identity.py")
-stage_identity = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = stage_identity
-_spec.loader.exec_module(stage_identity)
+stage_identity = load_bench("stage_identity")
 register_oracle = stage_identity.register_oracle
 
 

@@ -1,20 +1,16 @@
 """The register estimate is a price, not a filter: configs Triton compiles for sm_90 stay in the synthesized
 space (bench/register_oracle.py compiles them offline; no GPU)."""
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
 from fixture_problems import fixture_problem
 from tiletune.synthesis import synthesize
+from bench_scripts import load_bench
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("_register_oracle", ROOT / "bench" / "register_oracle.py")
-register_oracle = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = register_oracle
-_spec.loader.exec_module(register_oracle)
+register_oracle = load_bench("register_oracle")
 
 SHAPE = {"M": 512, "N": 4096, "K": 11008}
 

@@ -2,17 +2,11 @@
 (``FUSED_REGISTER_SHARE``, measured by bench/register_share.py), so a wide row on 8 warps is not priced as if
 it held one program an SM.  Checked against ptxas' own count (compiled offline for sm_90, no GPU)."""
 
-import importlib.util
-import sys
-from pathlib import Path
 
 from tiletune.synthesis import synthesize
+from bench_scripts import load_bench
 
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("_register_share", ROOT / "bench" / "register_share.py")
-register_share = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = register_share
-_spec.loader.exec_module(register_share)
+register_share = load_bench("register_share")
 register_oracle = register_share.register_oracle
 
 PAIR = {"kernel": "rows_log_softmax", "source": "holdout", "shape": {"M": 8192, "N": 6144}}

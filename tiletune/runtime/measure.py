@@ -149,8 +149,12 @@ class _Trial:
 
     def late_cost_s(self) -> float:
         """Seconds one more late candidate is expected to take, priced by what candidates cost on this tune:
-        the dearest launcher wait and agreement check so far (:attr:`pre_s`), plus one short screening."""
-        return max(self.pre_s, default=0.0) + self._late_call_s()
+        the dearest launcher wait and agreement check so far (:attr:`pre_s`), plus one short screening.  The
+        first candidate timed pays what no later one pays again (the wait for the launcher's build, the
+        snapshot the agreement check keeps as its reference), so once a second has been timed the first's
+        price is left out."""
+        later = self.pre_s[1:] or self.pre_s
+        return max(later, default=0.0) + self._late_call_s()
 
     def late_retime_s(self) -> float:
         """Seconds the re-timing after late timings takes: RETIME_MAX candidates, every round, at the short
