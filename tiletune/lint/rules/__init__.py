@@ -16,6 +16,7 @@ from .tt007_side_effects_without_restore import SideEffectsWithoutRestore
 from .tt008_config_not_power_of_two import ConfigNotPowerOfTwo
 from .tt009_config_does_not_fit import ConfigDoesNotFit
 from .tt010_tile_carries_meaning import TileCarriesMeaning
+from .tt011_stages_change_nothing import StagesChangeNothing
 
 __all__ = ["RULE_CLASSES", "is_autotuned", "is_jitted"]
 
@@ -31,4 +32,5 @@ RULE_CLASSES = (
     ConfigNotPowerOfTwo,
     ConfigDoesNotFit,
     TileCarriesMeaning,
+    StagesChangeNothing,
 )
