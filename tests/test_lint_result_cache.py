@@ -65,6 +65,33 @@ def test_a_second_run_reads_results_back_and_a_change_invalidates_them(tmp_path)
     assert "MARKED" not in _lint(str(pkg), cache_dir=cache).stdout  # other content
 
 
+def test_a_change_to_the_tool_itself_invalidates_the_results(tmp_path):
+    """A rule added or edited in a source checkout keeps the version string: the key covers tiletune's own files
+    (a copy of the package is the tool here, so one of its rules can be edited)."""
+    import shutil
+
+    tool = tmp_path / "tool"
+    shutil.copytree(ROOT / "tiletune", tool / "tiletune", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "src").mkdir()
+    pkg = _package(tmp_path / "src")  # apart from the tool: the key's package state covers the package's folder
+    cache = tmp_path / "lint-cache"
+
+    def lint():
+        env = dict(os.environ, PYTHONPATH=str(tool), TILETUNE_LINT_CACHE_DIR=str(cache))
+        env.pop("TILETUNE_LINT_CACHE", None)
+        return subprocess.run([sys.executable, "-m", "tiletune.lint", str(pkg)], capture_output=True, text=True,
+                              env=env, cwd=tmp_path, timeout=300).stdout
+
+    first = lint()
+    assert "TT007" in first
+    for entry in cache.glob("*/*.json"):
+        entry.write_text(entry.read_text().replace("an in-place update", "MARKED"))
+    assert "MARKED" in lint()  # read back
+    rule = tool / "tiletune" / "lint" / "rules" / "tt007_side_effects_without_restore.py"
+    rule.write_text(rule.read_text() + "\n# edited\n")
+    assert "MARKED" not in lint()  # the tool changed: analysed again
+
+
 def test_the_key_covers_the_other_files_of_the_package(tmp_path):
     pkg = _package(tmp_path)
     store = LintCache({"target": "h100"}, directory=tmp_path / "c")

@@ -1,7 +1,7 @@
 """A per-file cache of lint results, as ruff and mypy keep one.
 
 A file's diagnostics are stored under a key made of everything they depend
-on: the file's bytes, its path, the tiletune version, the lint options
+on: the file's bytes, its path, the tiletune version and its own files' state, the lint options
 (selected codes, target) and the state of the other Python files of its
 package (the rules read launches of its kernels in sibling modules; any
 change there, seen as a size or modification time, gives a new key).  A
@@ -25,7 +25,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from .diagnostic import Diagnostic
 
-__all__ = ["LintCache", "lint_cache_dir", "cache_enabled"]
+__all__ = ["LintCache", "lint_cache_dir", "cache_enabled", "python_files_state"]
 
 #: Bump when the stored form changes.
 FORMAT = 1
@@ -59,6 +59,23 @@ def _diag_from_json(path: str, obj: Mapping[str, Any]) -> Diagnostic:
                       fix=obj.get("fix"), fix_data=dict(obj.get("fix_data") or {}))
 
 
+def python_files_state(root: str) -> str:
+    """A digest of the path, size and modification time of every Python file under ``root`` (hidden folders
+    left out): any file added, removed or rewritten gives another digest."""
+    h = hashlib.sha256()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith(".py"):
+                full = os.path.join(folder, name)
+                try:
+                    st = os.stat(full)
+                except OSError:
+                    continue
+                h.update(f"{os.path.relpath(full, root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
 class LintCache:
     """Lint results by key, under ``directory`` (default :func:`lint_cache_dir`)."""
 
@@ -66,7 +83,9 @@ class LintCache:
         from tiletune.version import __version__
 
         self.directory = Path(directory) if directory is not None else lint_cache_dir()
+        # the tool's own files too: a rule added or changed in a source checkout keeps the version string
         self._salt = json.dumps({"format": FORMAT, "tiletune": __version__,
+                                 "tool": python_files_state(str(Path(__file__).resolve().parent.parent)),
                                  "options": {k: sorted(v) if isinstance(v, (set, frozenset)) else v
                                              for k, v in sorted(options.items())}},
                                 sort_keys=True, default=str)
@@ -78,19 +97,8 @@ class LintCache:
 
         root = package_root(path)
         if root not in self._packages:
-            h = hashlib.sha256()
-            if os.path.isfile(os.path.join(os.path.dirname(os.path.abspath(path)), "__init__.py")):
-                for folder, dirs, files in os.walk(root):
-                    dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                    for name in sorted(files):
-                        if name.endswith(".py"):
-                            full = os.path.join(folder, name)
-                            try:
-                                st = os.stat(full)
-                            except OSError:
-                                continue
-                            h.update(f"{os.path.relpath(full, root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-            self._packages[root] = h.hexdigest()
+            in_package = os.path.isfile(os.path.join(os.path.dirname(os.path.abspath(path)), "__init__.py"))
+            self._packages[root] = python_files_state(root) if in_package else hashlib.sha256().hexdigest()
         return self._packages[root]
 
     def key(self, path: str) -> Optional[str]:
