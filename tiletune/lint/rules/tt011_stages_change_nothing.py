@@ -13,6 +13,31 @@ __all__ = ["StagesChangeNothing"]
 DEFAULT_STAGES = 3
 
 
+def _row_sum(first: str, second: str) -> str:
+    """The rules' example: a row sum (a loop of loads, no dot) with two configs of BLOCK_SIZE=1024."""
+    return f"""
+        import triton
+        import triton.language as tl
+
+
+        @triton.autotune(
+            configs=[
+                triton.Config({{"BLOCK_SIZE": 1024}}, {first}),
+                triton.Config({{"BLOCK_SIZE": 1024}}, {second}),
+            ],
+            key=["n_cols"],
+        )
+        @triton.jit
+        def row_sum_kernel(x_ptr, out_ptr, n_cols, BLOCK_SIZE: tl.constexpr):
+            row = tl.program_id(axis=0)
+            acc = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+            for start in range(0, n_cols, BLOCK_SIZE):
+                cols = start + tl.arange(0, BLOCK_SIZE)
+                acc += tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+            tl.store(out_ptr + row, tl.sum(acc, axis=0))
+        """
+
+
 class StagesChangeNothing(Rule):
     code = "TT011"
     name = "stages-change-nothing"
@@ -33,54 +58,8 @@ class StagesChangeNothing(Rule):
         reported when the analysis of the kernel is incomplete (a helper it
         could not follow may hold a dot).
         """
-    INVALID = [
-        Invalid(
-            """
-            import triton
-            import triton.language as tl
-
-
-            @triton.autotune(
-                configs=[
-                    triton.Config({"BLOCK_SIZE": 1024}, num_warps=4, num_stages=1),
-                    triton.Config({"BLOCK_SIZE": 1024}, num_warps=4, num_stages=3),
-                ],
-                key=["n_cols"],
-            )
-            @triton.jit
-            def row_sum_kernel(x_ptr, out_ptr, n_cols, BLOCK_SIZE: tl.constexpr):
-                row = tl.program_id(axis=0)
-                acc = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
-                for start in range(0, n_cols, BLOCK_SIZE):
-                    cols = start + tl.arange(0, BLOCK_SIZE)
-                    acc += tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
-                tl.store(out_ptr + row, tl.sum(acc, axis=0))
-            """
-        ),
-    ]
-    VALID = [
-        """
-        import triton
-        import triton.language as tl
-
-
-        @triton.autotune(
-            configs=[
-                triton.Config({"BLOCK_SIZE": 1024}, num_warps=4, num_stages=1),
-                triton.Config({"BLOCK_SIZE": 1024}, num_warps=8, num_stages=1),
-            ],
-            key=["n_cols"],
-        )
-        @triton.jit
-        def row_sum_kernel(x_ptr, out_ptr, n_cols, BLOCK_SIZE: tl.constexpr):
-            row = tl.program_id(axis=0)
-            acc = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
-            for start in range(0, n_cols, BLOCK_SIZE):
-                cols = start + tl.arange(0, BLOCK_SIZE)
-                acc += tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
-            tl.store(out_ptr + row, tl.sum(acc, axis=0))
-        """,
-    ]
+    INVALID = [Invalid(_row_sum("num_warps=4, num_stages=1", "num_warps=4, num_stages=3"))]
+    VALID = [_row_sum("num_warps=4, num_stages=1", "num_warps=8, num_stages=1")]
 
     def needs_body(self, module: Any, kernel: Any) -> bool:
         """Whether the kernel has a loop with a dot, only when two of its configs differ in ``num_stages`` alone."""
