@@ -163,17 +163,6 @@ def same_binaries(sigs: List[str], binary_of) -> Dict[str, str]:
     return out
 
 
-def _binary_digest(kernel: Any) -> Optional[str]:
-    """A digest of a compiled kernel's binary (cubin, else its PTX), or None."""
-    import hashlib
-
-    asm = getattr(kernel, "asm", None) or {}
-    blob = asm.get("cubin") or asm.get("ptx")
-    if not blob:
-        return None
-    return hashlib.sha1(blob if isinstance(blob, bytes) else str(blob).encode()).hexdigest()
-
-
 def side_reference(pair: dict, dry: bool, picks: Dict[str, dict], opts: argparse.Namespace) -> dict:
     """The best config known for the pair: screen the author's list, the picks and the exhaustive grid (or a
     seeded sample of it), then re-time the best few and both picks interleaved."""
@@ -220,7 +209,7 @@ def side_reference(pair: dict, dry: bool, picks: Dict[str, dict], opts: argparse
         if dry or sigs.index(sig) in fails:
             return None
         try:
-            return _binary_digest(job(pool[sig])())  # compiled already: the launcher's cache answers
+            return lib.binary_digest(job(pool[sig])())  # compiled already: the launcher's cache answers
         except Exception:
             return None
 

@@ -383,6 +383,17 @@ def fresh_jit(fx):
     return triton.jit(fx.KERNEL.fn)
 
 
+def binary_digest(kernel: Any) -> Optional[str]:
+    """A digest of a compiled kernel's binary (cubin, else its PTX), or None: equal digests, one kernel."""
+    import hashlib
+
+    asm = getattr(kernel, "asm", None) or {}
+    blob = asm.get("cubin") or asm.get("ptx")
+    if not blob:
+        return None
+    return hashlib.sha1(blob if isinstance(blob, bytes) else str(blob).encode()).hexdigest()
+
+
 def config_dict(cfg) -> dict:
     return {"kwargs": dict(cfg.kwargs), "num_warps": cfg.num_warps, "num_stages": cfg.num_stages}
 

@@ -208,18 +208,10 @@ def _cuobjdump() -> str:
     return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
 
 
-_SASS_ADDRESS = re.compile(r"/\*[0-9a-f]{4,}\*/")
-
-
-def sass_digest(sass: str) -> str:
-    """A digest of a cubin's SASS listing without its instruction addresses: equal digests, equal machine code."""
-    import hashlib
-
-    return hashlib.sha256(_SASS_ADDRESS.sub("", sass).encode()).hexdigest()[:16]
-
-
 def compile_one(job: Dict[str, Any]) -> Dict[str, Any]:
-    """Compile one job for sm_90; registers, stack (spills) and shared memory, or the error."""
+    """Compile one job for sm_90; registers, stack (spills), shared memory and a digest of the cubin, or the
+    error."""
+    from gpu_bench_lib import binary_digest
     from tiletune.runtime.offline_compile import SHARED_LIMIT, CompileJob, _load_kernel, specialize
     import triton
     from triton.backends.compiler import GPUTarget
@@ -241,13 +233,12 @@ def compile_one(job: Dict[str, Any]) -> Dict[str, Any]:
         f.write(compiled.asm["cubin"])
     try:
         out = subprocess.run([_cuobjdump(), "--dump-resource-usage", f.name], capture_output=True, text=True).stdout
-        sass = subprocess.run([_cuobjdump(), "-sass", f.name], capture_output=True, text=True).stdout
     finally:
         os.unlink(f.name)
     m = _USAGE.search(out)
     shared = int(compiled.metadata.shared)
     res = {"ok": True, "shared": shared, "launchable": shared <= SHARED_LIMIT[j.arch],
-           "seconds": time.perf_counter() - start, "sass_digest": sass_digest(sass)}
+           "seconds": time.perf_counter() - start, "binary_digest": binary_digest(compiled)}
     if m:
         res.update(regs=int(m.group(1)), stack=int(m.group(2)), local=int(m.group(4)))
     return res

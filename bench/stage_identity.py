@@ -2,12 +2,12 @@
 
 Triton is the oracle: a few tilings of every kernel are compiled offline (``triton.compile`` for
 ``GPUTarget("cuda", 90, 32)``, ``bench/register_oracle.py``'s worker) at ``num_stages`` 1, 2, 3 and 4, and the
-cubins' SASS listings (``cuobjdump -sass``, instruction addresses left out) are compared.  Where every stage
-count gives the same SASS, ``num_stages`` is moot for that tiling: the binaries are one, and a tuner that
+cubins are compared (``gpu_bench_lib.binary_digest``).  Where every stage count gives the same cubin,
+``num_stages`` is moot for that tiling: the binaries are one, and a tuner that
 compiles or times more than one of them measures noise.
 
 The synthesis model's rule (:func:`tiletune.synthesis.families.nvidia.stages_matter`) is checked against it:
-a kernel the rule calls stage-free must compile to one SASS per tiling; a kernel it keeps stages for should
+a kernel the rule calls stage-free must compile to one cubin per tiling; a kernel it keeps stages for should
 show a difference somewhere (a dot loop Triton pipelines).
 
     python bench/stage_identity.py                  # writes bench/results/stage_identity.{json,md}
@@ -56,7 +56,7 @@ PROBLEMS: List[Dict[str, Any]] = [
 
 
 def measure(workers: int) -> List[Dict[str, Any]]:
-    """Every problem's tilings compiled at every stage count: one row per tiling with its SASS digests."""
+    """Every problem's tilings compiled at every stage count: one row per tiling with its cubins' digests."""
     import cold_pairs
     from model_recall import model_ranking
     from tiletune.analysis import analyze_kernel
@@ -85,7 +85,7 @@ def measure(workers: int) -> List[Dict[str, Any]]:
             entry = by_tiling.setdefault(label, {"kernel": pair["kernel"], "source": pair["source"],
                                                  "shape": pair["shape"], "tiling": label,
                                                  "model_stage_free": expected_free, "digests": {}})
-            entry["digests"][str(r["num_stages"])] = t.get("sass_digest") if t.get("ok") else None
+            entry["digests"][str(r["num_stages"])] = t.get("binary_digest") if t.get("ok") else None
         for entry in by_tiling.values():
             digests = [d for d in entry["digests"].values() if d]
             entry["distinct"] = len(set(digests))
@@ -95,7 +95,7 @@ def measure(workers: int) -> List[Dict[str, Any]]:
 
 
 def summarise(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
-    """Per kernel: tilings whose stages all compiled to one SASS; the rule's agreement with that."""
+    """Per kernel: tilings whose stages all compiled to one cubin; the rule's agreement with that."""
     per: Dict[str, Dict[str, Any]] = {}
     for r in rows:
         k = per.setdefault(f"{r['kernel']} {json.dumps(r['shape'])}",
@@ -112,8 +112,8 @@ def to_markdown(res: Dict[str, Any]) -> str:
     s = res["summary"]
     lines = ["# Does num_stages change the machine code? (bench/stage_identity.py)", "",
              f"Triton {res['triton']}, sm_{res['arch']}, compiled offline at num_stages {', '.join(map(str, STAGES))}; "
-             "SASS compared without instruction addresses.", "",
-             f"- kernels whose every tiling compiled to one SASS at all stage counts: {s['stage_free_kernels']} "
+             "cubins compared.", "",
+             f"- kernels whose every tiling compiled to one cubin at all stage counts: {s['stage_free_kernels']} "
              f"of {len(s['kernels'])}",
              f"- kernels the model calls stage-free that are not: {', '.join(s['rule_wrong']) or 'none'}", "",
              "| kernel | shape | tilings | one binary | model: stage-free |", "|---|---|---:|---:|---|"]
@@ -121,7 +121,7 @@ def to_markdown(res: Dict[str, Any]) -> str:
         kernel, shape = name.split(" ", 1)
         lines.append(f"| {kernel} | {shape} | {k['tilings']} | {k['one_binary']} | "
                      f"{'yes' if k['model_stage_free'] else 'no'} |")
-    lines += ["", "| kernel | tiling | distinct SASS over stages 1-4 |", "|---|---|---:|"]
+    lines += ["", "| kernel | tiling | distinct cubins over stages 1-4 |", "|---|---|---:|"]
     for r in res["rows"]:
         lines.append(f"| {r['kernel']} | {r['tiling']} | {r['distinct']} |")
     return "\n".join(lines) + "\n"

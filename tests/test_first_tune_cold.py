@@ -156,7 +156,7 @@ sys.path[:0] = [sys.argv[1], sys.argv[1] + "/bench"]
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from first_tune_cold import _binary_digest
+from gpu_bench_lib import binary_digest
 from tiletune.runtime.offline_compile import _load_kernel, specialize
 fn = _load_kernel(sys.argv[1] + "/fixtures/rms_norm.py", "rms_norm_fwd_kernel")
 h = {"ptr": "fp16"}
@@ -166,7 +166,7 @@ out = {}
 for w, s in ((8, 1), (8, 3), (4, 1)):
     k = triton.compile(ASTSource(fn=fn, signature=sig, constexprs=values, attrs=attrs),
                        target=GPUTarget("cuda", 90, 32), options={"num_warps": w, "num_stages": s})
-    out[f"w{w} s{s}"] = _binary_digest(k)
+    out[f"w{w} s{s}"] = binary_digest(k)
 print(json.dumps(out))
 """
 

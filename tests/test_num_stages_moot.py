@@ -1,7 +1,7 @@
 """``num_stages`` only matters where a loop holds a ``tl.dot``: Triton pipelines what a loop's dot reaches, so a
 kernel without one compiles to the same machine code at every stage count.  Synthesis searches ``num_stages=1``
 alone for such kernels (no compile, no timing, no descent move is spent on a copy of one binary); the rule is
-checked against the SASS Triton produces for sm_90 (compiled offline, no GPU)."""
+checked against the cubins Triton produces for sm_90 (compiled offline, no GPU)."""
 
 from pathlib import Path
 
@@ -49,7 +49,7 @@ def _digests(pair: dict, configs: list) -> list:
     side = register_oracle.model_side(pair, grid=lambda spec, space: configs, per_verdict=10**6)
     got = register_oracle.compile_all([r["job"] for r in side["rows"]], workers=2)
     assert all(g["ok"] for g in got), [g.get("error") for g in got]
-    return [g["sass_digest"] for g in got]
+    return [g["binary_digest"] for g in got]
 
 
 @pytest.mark.slow
@@ -105,4 +105,4 @@ def test_the_lints_example_compiles_to_one_binary_at_both_stage_counts(tmp_path)
              "num_warps": 4, "num_stages": s, "arch": 90} for s in (1, 3)]
     one, three = register_oracle.compile_all(jobs, workers=2)
     assert one["ok"] and three["ok"], (one.get("error"), three.get("error"))
-    assert one["sass_digest"] == three["sass_digest"]
+    assert one["binary_digest"] == three["binary_digest"]

@@ -26,7 +26,7 @@ def stages_matter(spec) -> bool:
     dot is pipelined only when it carries its own ``tt.num_stages`` (``tl.range(..., num_stages=k)``),
     which the launch's ``num_stages`` does not change.  So a kernel with no dot in a loop compiles to the
     same binary at every ``num_stages``: ``bench/stage_identity.py`` compiles dot-free kernels at stages
-    1-4 for sm_90 and finds one SASS per tiling (``bench/results/stage_identity.md``).
+    1-4 for sm_90 and finds one cubin per tiling (``bench/results/stage_identity.md``).
     """
     loads_in_loops = any(a.in_loop and a.kind == "load" for a in spec.accesses)
     return loads_in_loops and any(d.in_loop for d in spec.dots)
