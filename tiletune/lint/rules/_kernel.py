@@ -21,6 +21,7 @@ __all__ = [
     "fmt_names",
     "param_by_name",
     "shape_like",
+    "target_family",
 ]
 
 #: Atomic updates that repeated runs cannot change once the first run is done
@@ -139,3 +140,15 @@ def shape_like(param: Any) -> bool:
     from tiletune.analysis.model import Role
 
     return param.role == Role.INNER and param.bound is None
+
+
+def target_family(target: Optional[str]) -> Any:
+    """The chip family (:mod:`tiletune.synthesis.families`) of the lint's ``--target``, or None when the synthesis
+    is not there or the name is unknown (the front end validates it; a rule then falls back to its own default)."""
+    try:
+        from tiletune.synthesis import get_target
+        from tiletune.synthesis.families import family_of
+
+        return family_of(get_target(target))
+    except Exception:  # noqa: BLE001 - no synthesis or an unknown name
+        return None

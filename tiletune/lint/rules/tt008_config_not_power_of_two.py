@@ -6,7 +6,7 @@ from typing import Iterator
 
 from ..diagnostic import Diagnostic
 from ..rule import Invalid, LintContext, Rule
-from ._kernel import param_by_name
+from ._kernel import param_by_name, target_family
 
 __all__ = ["ConfigNotPowerOfTwo"]
 
@@ -109,11 +109,7 @@ def _is_pow2(value: int) -> bool:
 
 
 def _target_takes_any_extent(target: str) -> bool:
-    """True for targets whose ``tl.arange`` takes any extent (Ascend: Triton-Ascend)."""
-    try:
-        from tiletune.synthesis import get_target
-        from tiletune.synthesis.families import family_of
-
-        return bool(family_of(get_target(target)).any_arange_extent)
-    except Exception:  # noqa: BLE001 - no synthesis or an unknown name: stock Triton's rule
-        return False
+    """True for targets whose ``tl.arange`` takes any extent (Ascend: Triton-Ascend); an unknown target or no
+    synthesis: stock Triton's rule."""
+    family = target_family(target)
+    return bool(family is not None and family.any_arange_extent)

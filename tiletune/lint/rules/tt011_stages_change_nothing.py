@@ -6,6 +6,7 @@ from typing import Any, Iterator, Optional
 
 from ..diagnostic import Diagnostic
 from ..rule import Invalid, LintContext, Rule
+from ._kernel import target_family
 
 __all__ = ["StagesChangeNothing"]
 
@@ -54,7 +55,7 @@ class StagesChangeNothing(Rule):
         num_stages=k)`, which the config's `num_stages` does not change), so
         such configs compile to the same kernel: the autotuner compiles and
         times each copy, and picks among them by noise. Keep one of each
-        (`python bench/stage_identity.py` checks the SASS for sm_90). Not
+        (`python bench/stage_identity.py` compares the cubins for sm_90). Not
         reported when the analysis of the kernel is incomplete (a helper it
         could not follow may hold a dot).
         """
@@ -116,11 +117,7 @@ def _stage_copies(kernel: Any) -> list[list[Any]]:
 
 
 def _nvidia(target: Optional[str]) -> bool:
-    """True when ``target`` is an NVIDIA chip (stock Triton's pipeliner; Ascend's stages are its own)."""
-    try:
-        from tiletune.synthesis import get_target
-        from tiletune.synthesis.families import family_of
-
-        return family_of(get_target(target)).name == "nvidia"
-    except Exception:  # noqa: BLE001 - no synthesis or an unknown name: say nothing
-        return False
+    """True when ``target`` is an NVIDIA chip (stock Triton's pipeliner; Ascend's stages are its own); an unknown
+    target or no synthesis: say nothing."""
+    family = target_family(target)
+    return family is not None and family.name == "nvidia"
