@@ -16,8 +16,11 @@ processes, one after the other:
   re-times the screening's best few and both picks in ``--rounds`` interleaved rounds; the best known is
   chosen on the even rounds and timed on the odd (``gpu_bench_lib.best_known``).
 
-One tiletune first tune (the first pair's) is profiled (``tiletune.runtime.timeline``): compile waves,
-launcher builds, checks, timings, re-timing and idle time.  Writes ``first_tune_cold.json`` and
+Every tiletune first tune is profiled (``tiletune.runtime.timeline``: one ``list.append`` an event): compile
+waves, launcher builds, checks, timings, re-timing and idle time; each row keeps its timeline's summary and
+events, and the first pair's is drawn in the markdown.  Each row also keeps every time both tuners measured
+(``timings_ms``, in the order measured) and the reference's screening of every config it screened
+(``reference.screened_ms``): the data a miss is diagnosed from.  Writes ``first_tune_cold.json`` and
 ``first_tune_cold.md`` under ``--out`` (default ``bench/results``) after every pair, and prints a summary
 table last.  Pairs that no longer fit ``--budget-s`` are listed as skipped.
 """
@@ -126,7 +129,8 @@ def side_first_tune(pair: dict, side: str, dry: bool, profile: bool) -> dict:
     pick_ms = next((_ms(t) for c, t in timings.items() if _config_dict(c) == _config_dict(tuned.best_config)), None)
     out = {"first_s": wall, "pick": _config_dict(tuned.best_config), "configs_timed": timed,
            "configs_compiled": _cubins(), "correct": correct, "wrong": why,
-           "pick_ms": pick_ms if pick_ms is not None and math.isfinite(pick_ms) else None}
+           "pick_ms": pick_ms if pick_ms is not None and math.isfinite(pick_ms) else None,
+           "timings_ms": [[_label(_config_dict(c)), _finite(_ms(t))] for c, t in timings.items()]}
     if side == "tiletune":
         out["search"] = {k: facts.get(k) for k in ("search", "first_batch", "pool", "measured", "descent_measured",
                                                    "descent_stopped", "time_budget_s", "compile_s", "price_s",
@@ -139,6 +143,10 @@ def side_first_tune(pair: dict, side: str, dry: bool, profile: bool) -> dict:
     if events is not None:
         out["timeline"] = events
     return out
+
+
+def _finite(v: float) -> Optional[float]:
+    return v if math.isfinite(v) else None
 
 
 def _ms(t: Any) -> float:
@@ -262,6 +270,7 @@ def side_reference(pair: dict, dry: bool, picks: Dict[str, dict], opts: argparse
             "tiletune_ms": ms_of("tiletune"), "hand_ms": ms_of("hand"),
             "noise": statistics.median(noise) if noise else None,
             "screened": len(screened), "invalid": len(invalid),
+            "screened_ms": {_label(_config_dict(pool[s])): round(ms, 6) for s, ms in screened.items()},
             "same_binary": {s: r for s, r in rep.items() if r != s}, "grid": len(grid.configs), "grid_sampled": sampled,
             "compile_s": compile_s, "wall_s": time.perf_counter() - t_begin,
             "invalid_picks": {g: invalid[s] for s in invalid for g in ("tiletune", "hand") if groups[s] == g}}
@@ -360,10 +369,10 @@ def merge_references(first: dict, again: dict, disturbed: List[str]) -> dict:
     return out
 
 
-def run_pair(pair: dict, index: int, opts: argparse.Namespace, profile: bool) -> dict:
+def run_pair(pair: dict, index: int, opts: argparse.Namespace) -> dict:
     """Both sides and the reference of one pair; its row."""
     order = ("tiletune", "hand") if index % 2 == 0 else ("hand", "tiletune")
-    sides = {s: run_side(pair, s, opts, profile=profile and s == "tiletune") for s in order}
+    sides = {s: run_side(pair, s, opts, profile=s == "tiletune") for s in order}
     tt, hand = sides["tiletune"], sides["hand"]
     row: Dict[str, Any] = {"kernel": pair["kernel"], "source": pair["source"], "shape": pair["shape"], "cold": True,
                            "first_side": order[0]}
@@ -388,13 +397,16 @@ def run_pair(pair: dict, index: int, opts: argparse.Namespace, profile: bool) ->
         errors["reference"] = ref["error"]
     row["reference"] = {k: ref.get(k) for k in ("best", "best_from", "best_ms", "tiletune_ms", "hand_ms", "noise",
                                                 "unstable", "screened", "grid", "grid_sampled", "wall_s",
-                                                "invalid_picks", "rerun")}
+                                                "invalid_picks", "rerun", "screened_ms")}
     score_row(row)
     row["process_s"] = {s: r.get("process_s") for s, r in list(sides.items()) + [("reference", ref)]}
     if errors:
         row["errors"] = errors
+    row["timings_ms"] = {s: r.get("timings_ms") for s, r in sides.items()}
     if "timeline" in tt:
-        row["_timeline"] = tt["timeline"]
+        from tiletune.runtime.timeline import summary
+
+        row["timeline"] = {"summary": summary(tt["timeline"]), "events": tt["timeline"]}
     return row
 
 
@@ -432,14 +444,10 @@ def driver_main(opts: argparse.Namespace) -> int:
                                        "why": f"budget: {left:.0f}s left, a pair took up to {guess:.0f}s"})
             continue
         t_pair = time.perf_counter()
-        row = run_pair(pair, i, opts, profile=(results["timeline"] is None))
+        row = run_pair(pair, i, opts)
         spent.append(time.perf_counter() - t_pair)
-        events = row.pop("_timeline", None)
-        if events is not None:
-            from tiletune.runtime.timeline import summary
-
-            results["timeline"] = {"kernel": row["kernel"], "shape": row["shape"], "events": events,
-                                   "summary": summary(events)}
+        if results["timeline"] is None and row.get("timeline"):
+            results["timeline"] = {"kernel": row["kernel"], "shape": row["shape"], **row["timeline"]}
         results["rows"].append(row)
         print(f"[{time.perf_counter() - t0:6.1f}s] {row['kernel']} {row['shape']}: tiletune "
               f"{_fmt(row['tiletune_first_s'])}s ({row['configs_timed']} timed), hand {_fmt(row['hand_first_s'])}s "
