@@ -129,13 +129,13 @@ def timeline_lines(tl: Optional[Dict[str, Any]]) -> List[str]:
     if not tl:
         return ["(no profiled first tune)"]
     s = tl["summary"]
+    cols = [("wall", "wall"), ("setup", "setup"), ("synthesis", "synthesis"), ("capture", "capture"),
+            ("hand_over", "hand over"), ("submit", "submit"), ("compile", "compile (children)"),
+            ("compile_waves", "waves"), ("load", "load"), ("compile_wait", "compile wait"), ("launcher", "launcher"),
+            ("check", "check"), ("timing", "timing"), ("retime", "retime"), ("idle", "idle")]
     out = [f"Profiled: {tl['kernel']} {_shape(tl['shape'])} (tiletune's cold first tune).", "",
-           "| wall | setup | synthesis | compile (children) | waves | compile wait | launcher | check | timing "
-           "| retime | idle |",
-           "|---|---|---|---|---|---|---|---|---|---|---|",
-           "| " + " | ".join(_f(s.get(k), 3) for k in ("wall", "setup", "synthesis", "compile"))
-           + f" | {int(s.get('compile_waves', 0))} | "
-           + " | ".join(_f(s.get(k), 3) for k in ("compile_wait", "launcher", "check", "timing", "retime", "idle"))
+           "| " + " | ".join(name for _, name in cols) + " |", "|" + "---|" * len(cols),
+           "| " + " | ".join(str(int(s.get(k, 0))) if k == "compile_waves" else _f(s.get(k), 3) for k, _ in cols)
            + " |", "", "```"]
     for e in tl["events"]:
         shown = ("batch", "search", "setup", "synthesis", "launcher", "retime")

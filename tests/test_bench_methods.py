@@ -305,3 +305,83 @@ def test_a_short_kernels_leaders_are_chosen_from_one_graph_timing_of_every_close
     timed.clear()
     top, first = MeasureStage._graph_leaders(trial, graph_rescreen_set(order, screened), order, screened, graph, None)
     assert 4 not in top and top[0] == 2
+
+
+def _recorded(times, log, name):
+    """A benchmark that returns the next of ``times[fn()]`` and logs ``(name, fn())``."""
+    def bench_fn(fn):
+        k = fn()
+        log.append((name, k))
+        return next(times[k])
+    return bench_fn
+
+
+def test_a_short_kernel_is_screened_from_cuda_graphs_once_the_first_graph_timing_says_so():
+    """The first candidate is timed from a CUDA graph; under GRAPH_BELOW_MS every candidate of the search is
+    timed that way alone (the regime its final re-timing and the cold bench's reference use), and no event
+    pair is timed at all (a fresh process's first event timing read 199 us for a 2.5 us kernel)."""
+    log = []
+    event = _recorded({}, log, "event")
+    graph = _recorded({"A": iter([0.004]), "B": iter([0.005])}, log, "graph")
+    screen = bench.ShortKernelScreen(allowed=True)
+    timed = screen.wrap(event, graph=graph)
+    assert screen.short is None
+    assert timed(lambda: "A") == 0.004
+    assert screen.short is True
+    assert timed(lambda: "B") == 0.005
+    assert log == [("graph", "A"), ("graph", "B")]
+    # a second wrap (the late screening) follows the same decision
+    late = screen.wrap(event, graph=_recorded({"C": iter([0.003])}, log, "late graph"))
+    assert late(lambda: "C") == 0.003 and log[-1] == ("late graph", "C")
+
+
+def test_a_long_kernel_or_a_users_benchmark_keeps_the_event_screening():
+    """A first graph timing over GRAPH_BELOW_MS: that candidate and every later one are timed by the event
+    screening, whatever a later one reads (one regime per search)."""
+    log = []
+    long_first = bench.ShortKernelScreen(allowed=True)
+    timed = long_first.wrap(_recorded({"A": iter([0.5]), "B": iter([0.01])}, log, "event"),
+                            graph=_recorded({"A": iter([0.45])}, log, "graph"))
+    assert timed(lambda: "A") == 0.5 and long_first.short is False
+    assert timed(lambda: "B") == 0.01
+    assert log == [("graph", "A"), ("event", "A"), ("event", "B")]
+    log.clear()
+    off = bench.ShortKernelScreen(allowed=False)
+    timed = off.wrap(_recorded({"A": iter([0.001])}, log, "event"), graph=_recorded({}, log, "graph"))
+    assert timed(lambda: "A") == 0.001 and log == [("event", "A")]
+
+
+def test_a_call_that_cannot_be_captured_keeps_the_event_screening():
+    log = []
+
+    def no_capture(fn):
+        log.append(("graph", fn()))
+        raise RuntimeError("operation not permitted when stream is capturing")
+
+    screen = bench.ShortKernelScreen(allowed=True)
+    timed = screen.wrap(_recorded({"A": iter([0.002]), "B": iter([0.003])}, log, "event"), graph=no_capture)
+    assert timed(lambda: "A") == 0.002 and screen.short is False
+    assert timed(lambda: "B") == 0.003
+    assert log == [("graph", "A"), ("event", "A"), ("event", "B")]
+
+
+def test_the_graph_screening_is_allowed_only_for_tiletunes_own_event_timing(monkeypatch):
+    """A user's do_bench, method or budgets, another method, the interpreter: the screening stays as given."""
+    from triton import knobs
+
+    from tiletune.runtime.measure_stage import BenchSettings, MeasureStage
+
+    def stage(settings, method):
+        s = MeasureStage(kernel_name="k", fn=None, kernel_call=None, checked_names=None, reset=None, arg_names=(),
+                         bench=settings)
+        s.method_used = method
+        return s
+
+    monkeypatch.setattr(knobs.runtime, "interpret", False)
+    assert stage(BenchSettings(), "event")._short_kernel_screen(None).short is None  # to be decided
+    assert stage(BenchSettings(rep=50.0), "event")._short_kernel_screen(None).short is False
+    assert stage(BenchSettings(method="event"), "event")._short_kernel_screen(None).short is False
+    assert stage(BenchSettings(do_bench=lambda fn: 1.0), "user do_bench")._short_kernel_screen(None).short is False
+    assert stage(BenchSettings(), "profiler")._short_kernel_screen(None).short is False
+    monkeypatch.setattr(knobs.runtime, "interpret", True)
+    assert stage(BenchSettings(), "event")._short_kernel_screen(None).short is False

@@ -54,6 +54,7 @@ __all__ = [
     "call_user_do_bench",
     "retime_interleaved",
     "short_kernel_bench",
+    "ShortKernelScreen",
     "clock",
     "set_clock",
     "VirtualClock",
@@ -473,6 +474,56 @@ def short_kernel_bench(method: str, leader_ms: Optional[float]) -> Optional[Call
 
     bench.method = "cudagraph"  # type: ignore[attr-defined]
     return bench
+
+
+class ShortKernelScreen:
+    """One search's decision whether its kernel is short, taken on the first candidate it times, and the
+    screenings that follow it (:meth:`wrap`).
+
+    A short kernel's final pick is made from CUDA-graph replay (:func:`short_kernel_bench`: back-to-back
+    calls, inputs warm in L2), and the cold bench's reference times it that way too.  Its screening, a
+    flushed event pair around each call, measured another regime: on the H200 (2026-11-29, cold first
+    tunes) layer_norm M=1000,N=777 read a floor of 4.6 us for five configs and about 9 us for four others
+    that CUDA graphs put at 4.6-5.2 us, and softmax's first candidate read 14.5 us against 2.65 us.  The
+    descent then walked a landscape the final timing does not see, and the best config (256 on 4 warps,
+    4.2 us) was never reached.  So the first candidate a search times is timed from a CUDA graph; when that
+    puts the kernel under :data:`GRAPH_BELOW_MS`, every screening of the search replays a CUDA graph, and
+    otherwise the event screening times that candidate and every later one: one regime per search.  The
+    graph decides, not the first event timing: that one is inflated in a fresh process (the same run read
+    int8_gemv's first candidate at 199 us and fla-core's l2norm_fwd's at 25.6 us, kernels of 2.5 and 3.5 us).
+
+    ``allowed`` False (the user chose the benchmark or its budgets, another method than ``event``, the
+    interpreter, a process group whose ranks must time alike) keeps every screening as given.
+    """
+
+    def __init__(self, allowed: bool) -> None:
+        #: None until the first timing decides; True: screened from CUDA graphs; False: as given.
+        self.short: Optional[bool] = None if allowed else False
+
+    def wrap(self, screen: Callable[[Callable], float],
+             graph: Optional[Callable[[Callable], float]] = None) -> Callable[[Callable], float]:
+        """``screen`` (the event screening) under this decision; a short kernel's candidates are timed by
+        ``graph`` instead (default: :func:`bench_cudagraph` with :data:`GRAPH_REP_MS`; a call that cannot be
+        captured keeps ``screen``'s time)."""
+        if graph is None:
+            def graph(fn: Callable[[], Any]) -> float:
+                return bench_cudagraph(fn, rep=GRAPH_REP_MS)
+
+        def bench(fn: Callable[[], Any]) -> float:
+            if self.short is False:
+                return screen(fn)
+            try:
+                ms = graph(fn)
+            except Exception:  # noqa: BLE001 - a hook that cannot be captured: time it as the screening did
+                _synchronize()
+                if self.short is None:
+                    self.short = False
+                return screen(fn)
+            if self.short is None:
+                self.short = 0 < ms < GRAPH_BELOW_MS
+            return ms if self.short else screen(fn)
+
+        return bench
 
 
 def retime_interleaved(

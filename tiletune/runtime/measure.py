@@ -469,10 +469,11 @@ class _Trial:
         """Time ``alive`` (after verifying each, with ``verify``); agreed over the group."""
         t, report = self.tuner, self.problem.report
         alive = list(alive)  # reordered as compiles finish (ready_first)
-        for i in alive:
-            self.calls[i] = t._kernel_call(self.args, self.kwargs, self.configs[i])
-        labels = [f"[{config_str(self.configs[i])}]" for i in alive]
-        report.start_progress(len(_dd.shard_indices(len(alive), self.pg)) if self.shard else len(alive))
+        with _timeline.span("prepare", f"{len(alive)} call(s)"):
+            for i in alive:
+                self.calls[i] = t._kernel_call(self.args, self.kwargs, self.configs[i])
+            labels = [f"[{config_str(self.configs[i])}]" for i in alive]
+            report.start_progress(len(_dd.shard_indices(len(alive), self.pg)) if self.shard else len(alive))
         stopped: List[BaseException] = []
 
         def bench_one(j: int) -> float:

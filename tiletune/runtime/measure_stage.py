@@ -180,8 +180,9 @@ class MeasureStage:
         _timeline.add("setup", "binding, analysis, cache lookup", t_start, t_begin)
         _timeline.add("synthesis", f"{len(configs)} candidate(s)", t_begin, t_candidates)
         policy = resolve_search(self.search, self.search_breadth)
-        trial = _Trial(self, args, kwargs, problem, pg, self._screen_fn(bench))
-        trial.late_bench = self._screen_fn(bench, late=True)
+        screen = self._short_kernel_screen(pg)
+        trial = _Trial(self, args, kwargs, problem, pg, screen.wrap(self._screen_fn(bench)))
+        trial.late_bench = screen.wrap(self._screen_fn(bench, late=True), graph=self._late_graph)
         trial.started = t_start
         trial.session = session
         for c in configs:
@@ -232,7 +233,7 @@ class MeasureStage:
             graph = None if chosen else _bench.short_kernel_bench(self.method_used, timings[order[0]])
             facts["retime_short"], facts["retime_graph"] = short, graph is not None
             first_times = {i: timings[i] for i in top}
-            if graph is not None:  # the screening cannot rank a short kernel's leaders: one graph timing first
+            if graph is not None and not screen.short:  # event screening cannot rank them: one graph timing first
                 wide = graph_rescreen_set(order, timings)
                 facts["graph_rescreened"] = len(wide)
                 top, first_times = self._graph_leaders(trial, wide, order, timings, graph, pg)
@@ -271,6 +272,7 @@ class MeasureStage:
         facts["compiled_in"] = dict(trial.compiled)
         facts["batches"] = list(trial.batches)  # the first batch, then the descent's rounds
         facts["bench_call_s"] = trial.retime_cost_s(1, 1)  # median seconds of one screening measurement
+        facts["screen_graph"] = bool(screen.short)  # a short kernel: screened from CUDA graphs
         facts["contended"] = len(trial.contended)  # timed while compile work ran in this process
         facts["refused"] = len(trial.refused)  # dropped unmeasured: Triton's front end refused them (children)
         facts["abandoned"] = len(trial.abandoned)  # not timed: the deadline came first (compiles not awaited)
@@ -305,6 +307,21 @@ class MeasureStage:
         ranked = sorted(graphed, key=lambda i: (graphed[i], i))
         top = retime_set(ranked, graphed)
         return top, {i: graphed[i] for i in top}
+
+    def _short_kernel_screen(self, pg: Any) -> "_bench.ShortKernelScreen":
+        """Whether this search may screen a short kernel from CUDA graphs (:class:`~.bench.ShortKernelScreen`):
+        under the default ``event`` timing with tiletune's budgets, on a device, alone (a group's ranks time
+        alike)."""
+        s = self.bench
+        user_set = s.do_bench is not None or s.method is not None or s.warmup is not None or s.rep is not None
+        allowed = (not user_set and self.method_used == "event" and not _bench.interpreting()
+                   and not _dd.is_active(pg))
+        return _bench.ShortKernelScreen(allowed)
+
+    @staticmethod
+    def _late_graph(fn: Callable[[], Any]) -> float:
+        """A late candidate's CUDA-graph screening: a quarter of the replay budget, as its event screening is."""
+        return _bench.bench_cudagraph(fn, rep=_bench.GRAPH_REP_MS / 4)
 
     def _screen_fn(self, bench: Callable[[Callable], float], late: bool = False) -> Callable[[Callable], float]:
         """The benchmark for screening: short budgets unless the user chose the benchmark or its budgets

@@ -33,6 +33,7 @@ from .bench import interpreting
 from .compile_facts import describe_error, max_workers  # noqa: F401 - part of this module's API
 from .compile_workers import (CompileSession, FrontEndRefusal, ProcessCompiles, capture_specs, children_for,
                               processes_enabled)
+from . import timeline as _timeline
 from .env import env_off
 from .quiet import quiet_threads
 
@@ -143,12 +144,14 @@ class _TimedPool(ThreadPoolExecutor):
             if queue.abandoned:  # the search stopped waiting for this batch: compile nothing more
                 raise RuntimeError("compile abandoned: the tuning search's deadline came first")
             queue.in_process(+1)
-            t0 = time.thread_time()
+            t0, wall0 = time.thread_time(), time.perf_counter()
             kernel = None
             try:
                 kernel = fn(*args, **kwargs)
                 return kernel
             finally:
+                _timeline.add("load", "in this process" if from_child is not None else "compile in a thread", wall0,
+                              time.perf_counter())
                 if from_child is not None and getattr(kernel, "hash", None) == from_child[1]:
                     queue.child_durations.append(from_child[0])
                 else:
@@ -326,6 +329,7 @@ def compiling(jobs: Dict[Hashable, Callable[[], Any]], *, parallel: Optional[boo
     t0 = time.perf_counter()
     specs = capture_specs(jobs) if processes_enabled(len(jobs)) else {}
     t1 = time.perf_counter()
+    _timeline.add("capture", f"{len(specs)} compile spec(s)", t0, t1)
     warmed_before = session.warm_s if session is not None else 0.0
     waited_before = session.warm_wait_s if session is not None else 0.0
     with quiet_threads(), ProcessCompiles(specs, session, workers=children_for(len(jobs))) as children, \
@@ -338,18 +342,20 @@ def compiling(jobs: Dict[Hashable, Callable[[], Any]], *, parallel: Optional[boo
         queue.stage_s.update(capture=t1 - t0, warm_compiler=warm, warm_wait=waited,
                              start_children=max(0.0, handed - t1 - waited), fork_rest=session.fork_rest_s)
         queue.children, queue.pool = children, pool
+        _timeline.add("hand_over", "to the compile children", t1, time.perf_counter())
         with AsyncCompileMode(pool, ignore_errors=True) as mode:
             queue.mode = mode
-            for k, job in jobs.items():
-                pool.child = (lambda k=k: _from_child(children, k)) if k in specs else None
-                try:
-                    kernel = job()
-                except Exception as exc:  # binding / front-end errors raised at submission
-                    queue.failures[k] = describe_error(exc)
-                    continue
-                finally:
-                    pool.child = None
-                fut = getattr(kernel, "future", None)
-                if isinstance(fut, Future):
-                    queue.futures[k] = fut
+            with _timeline.span("submit", f"{len(jobs)} job(s)"):
+                for k, job in jobs.items():
+                    pool.child = (lambda k=k: _from_child(children, k)) if k in specs else None
+                    try:
+                        kernel = job()
+                    except Exception as exc:  # binding / front-end errors raised at submission
+                        queue.failures[k] = describe_error(exc)
+                        continue
+                    finally:
+                        pool.child = None
+                    fut = getattr(kernel, "future", None)
+                    if isinstance(fut, Future):
+                        queue.futures[k] = fut
             yield queue

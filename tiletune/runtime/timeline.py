@@ -13,8 +13,8 @@ import time
 from typing import Dict, Iterator, List, Optional
 
 #: The kinds of events recorded, in the order a timeline lists them.
-KINDS = ("search", "setup", "synthesis", "batch", "warm_up", "compile", "compile_wait", "launcher", "check", "timing",
-         "retime")
+KINDS = ("search", "setup", "synthesis", "batch", "capture", "hand_over", "submit", "warm_up", "compile", "load",
+         "prepare", "compile_wait", "launcher", "check", "timing", "retime")
 
 _events: Optional[List[Dict[str, object]]] = None
 _origin = 0.0
