@@ -47,6 +47,7 @@ from typing import Any, Callable, Dict, Hashable, List, Optional, Tuple
 
 import triton.language as tl
 
+from . import cache_key_warm
 from . import timeline as _timeline
 from .env import env_off
 from .quiet import quiet_child
@@ -446,7 +447,9 @@ class CompileSession:
         return [p.pid for pool in self.pools for p in (getattr(pool, "_processes", None) or {}).values()]
 
     def _fork(self, n: int) -> None:
-        """Start a pool of ``n`` children and fork them now (the heap frozen first: :func:`_hold_heap`)."""
+        """Start a pool of ``n`` children and fork them now (the heap frozen first: :func:`_hold_heap`; the
+        cache-key thread settled first: :mod:`.cache_key_warm`)."""
+        cache_key_warm.settled()
         if not self.holds_heap:
             self.holds_heap = _hold_heap()
         pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork"),
@@ -501,6 +504,7 @@ class CompileSession:
                 return False
         self.warm_futures = [self.pools[0].submit(_warm_in_child, target) for _ in range(first)]
         self.size, self._to_fork, self.ahead_target = first, total - first, target
+        cache_key_warm.start()  # this process compiles nothing before its first batch's submission needs the key
         return True
 
     def _claim_warm_ups(self) -> None:

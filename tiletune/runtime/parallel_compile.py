@@ -33,6 +33,7 @@ from .bench import interpreting
 from .compile_facts import describe_error, max_workers  # noqa: F401 - part of this module's API
 from .compile_workers import (CompileSession, FrontEndRefusal, ProcessCompiles, capture_specs, children_for,
                               processes_enabled)
+from . import cache_key_warm
 from . import timeline as _timeline
 from .env import env_off
 from .quiet import quiet_threads
@@ -346,6 +347,7 @@ def compiling(jobs: Dict[Hashable, Callable[[], Any]], *, parallel: Optional[boo
         with AsyncCompileMode(pool, ignore_errors=True) as mode:
             queue.mode = mode
             with _timeline.span("submit", f"{len(jobs)} job(s)"):
+                cache_key_warm.settled()  # the first submission needs Triton's digest: wait, never compute it twice
                 for k, job in jobs.items():
                     pool.child = (lambda k=k: _from_child(children, k)) if k in specs else None
                     try:
