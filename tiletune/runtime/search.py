@@ -120,7 +120,7 @@ class SearchPolicy:
 #: issue 25's goal for a cold first tune against the hand list), ``fast`` half that; each descent round
 #: compiles its neighbours in parallel.  At ``hand_lists=1`` the H100 cold bench's slow-compiling pairs
 #: (block_ptr_matmul, batched_matmul: 0.8-1.6 s a compile) ended at 1.2-1.4x their hand lists
-#: (bench/results/first_tune_cold.md, 2026-11-26).
+#: (bench/results/first_tune_cold_runs/h100_2b1483f_first_tune_cold.md, 2026-11-26).
 SEARCH_MODES: Dict[str, SearchPolicy] = {
     "fast": SearchPolicy("fast", first_min=2, first_max=4, seeds=1, max_compiles=8, max_seconds=3.0,
                          hand_lists=0.35, synth_top_k=8),
