@@ -317,11 +317,12 @@ def _recorded(times, log, name):
 
 
 def test_a_short_kernel_is_screened_from_cuda_graphs_once_the_first_graph_timing_says_so():
-    """The first candidate is timed from a CUDA graph; under GRAPH_BELOW_MS every candidate of the search is
-    timed that way alone (the regime its final re-timing and the cold bench's reference use), and no event
-    pair is timed at all (a fresh process's first event timing read 199 us for a 2.5 us kernel)."""
+    """The first candidate is timed from a CUDA graph after its event screening; under GRAPH_BELOW_MS the graph
+    decides (a fresh process's first event timing read 199 us for a 2.5 us kernel), and every candidate of
+    the search is timed from a graph alone (the regime its final re-timing and the cold bench's reference
+    use)."""
     log = []
-    event = _recorded({}, log, "event")
+    event = _recorded({"A": iter([0.199])}, log, "event")  # an inflated first event timing
     graph = _recorded({"A": iter([0.004]), "B": iter([0.005])}, log, "graph")
     screen = bench.ShortKernelScreen(allowed=True)
     timed = screen.wrap(event, graph=graph)
@@ -329,7 +330,7 @@ def test_a_short_kernel_is_screened_from_cuda_graphs_once_the_first_graph_timing
     assert timed(lambda: "A") == 0.004
     assert screen.short is True
     assert timed(lambda: "B") == 0.005
-    assert log == [("graph", "A"), ("graph", "B")]
+    assert log == [("event", "A"), ("graph", "A"), ("graph", "B")]
     # a second wrap (the late screening) follows the same decision
     late = screen.wrap(event, graph=_recorded({"C": iter([0.003])}, log, "late graph"))
     assert late(lambda: "C") == 0.003 and log[-1] == ("late graph", "C")
@@ -340,11 +341,17 @@ def test_a_long_kernel_or_a_users_benchmark_keeps_the_event_screening():
     screening, whatever a later one reads (one regime per search)."""
     log = []
     long_first = bench.ShortKernelScreen(allowed=True)
-    timed = long_first.wrap(_recorded({"A": iter([0.5]), "B": iter([0.01])}, log, "event"),
+    timed = long_first.wrap(_recorded({"A": iter([0.6, 0.5]), "B": iter([0.01])}, log, "event"),
                             graph=_recorded({"A": iter([0.45])}, log, "graph"))
-    assert timed(lambda: "A") == 0.5 and long_first.short is False
+    assert timed(lambda: "A") == 0.5 and long_first.short is False  # the second event reading, after the warm-ups
     assert timed(lambda: "B") == 0.01
-    assert log == [("graph", "A"), ("event", "A"), ("event", "B")]
+    assert log == [("event", "A"), ("graph", "A"), ("event", "A"), ("event", "B")]
+    log.clear()
+    very_long = bench.ShortKernelScreen(allowed=True)  # a first reading over SHORT_PROBE_BELOW_MS: no graph at all
+    timed = very_long.wrap(_recorded({"A": iter([bench.SHORT_PROBE_BELOW_MS * 5])}, log, "event"),
+                           graph=_recorded({}, log, "graph"))
+    assert timed(lambda: "A") == bench.SHORT_PROBE_BELOW_MS * 5 and very_long.short is False
+    assert log == [("event", "A")]
     log.clear()
     off = bench.ShortKernelScreen(allowed=False)
     timed = off.wrap(_recorded({"A": iter([0.001])}, log, "event"), graph=_recorded({}, log, "graph"))
@@ -359,10 +366,10 @@ def test_a_call_that_cannot_be_captured_keeps_the_event_screening():
         raise RuntimeError("operation not permitted when stream is capturing")
 
     screen = bench.ShortKernelScreen(allowed=True)
-    timed = screen.wrap(_recorded({"A": iter([0.002]), "B": iter([0.003])}, log, "event"), graph=no_capture)
+    timed = screen.wrap(_recorded({"A": iter([0.0025, 0.002]), "B": iter([0.003])}, log, "event"), graph=no_capture)
     assert timed(lambda: "A") == 0.002 and screen.short is False
     assert timed(lambda: "B") == 0.003
-    assert log == [("graph", "A"), ("event", "A"), ("event", "B")]
+    assert log == [("event", "A"), ("graph", "A"), ("event", "A"), ("event", "B")]
 
 
 def test_the_graph_screening_is_allowed_only_for_tiletunes_own_event_timing(monkeypatch):

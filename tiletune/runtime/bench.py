@@ -449,6 +449,10 @@ def call_user_do_bench(do_bench: Callable, fn: Callable[[], Any]) -> float:
 GRAPH_BELOW_MS = 0.02
 #: Replay budget of one graph timing, ms (about 200 back-to-back calls of a 5 us kernel).
 GRAPH_REP_MS = 1.0
+#: A first event screening under this many ms is followed by a graph timing that decides whether a search's
+#: kernel is short (:class:`ShortKernelScreen`); far above GRAPH_BELOW_MS, as a fresh process's first event
+#: timing can read 80x the kernel (int8_gemv at 2.5 us read 199 us on an H200).
+SHORT_PROBE_BELOW_MS = 1.0
 
 
 def short_kernel_bench(method: str, leader_ms: Optional[float]) -> Optional[Callable[[Callable], float]]:
@@ -486,11 +490,16 @@ class ShortKernelScreen:
     tunes) layer_norm M=1000,N=777 read a floor of 4.6 us for five configs and about 9 us for four others
     that CUDA graphs put at 4.6-5.2 us, and softmax's first candidate read 14.5 us against 2.65 us.  The
     descent then walked a landscape the final timing does not see, and the best config (256 on 4 warps,
-    4.2 us) was never reached.  So the first candidate a search times is timed from a CUDA graph; when that
-    puts the kernel under :data:`GRAPH_BELOW_MS`, every screening of the search replays a CUDA graph, and
+    4.2 us) was never reached.  So the first candidate a search times is timed from a CUDA graph too; when
+    that puts the kernel under :data:`GRAPH_BELOW_MS`, every screening of the search replays a CUDA graph, and
     otherwise the event screening times that candidate and every later one: one regime per search.  The
     graph decides, not the first event timing: that one is inflated in a fresh process (the same run read
     int8_gemv's first candidate at 199 us and fla-core's l2norm_fwd's at 25.6 us, kernels of 2.5 and 3.5 us).
+
+    A first event screening of :data:`SHORT_PROBE_BELOW_MS` or more decides alone (long: no graph is timed,
+    whose replays would cost seconds for a kernel of tens of ms); under it, the first candidate is timed by
+    its event screening, then from a graph, and, when the kernel is not short, by its event screening again:
+    the second reading, after the warm-ups, is its time.
 
     ``allowed`` False (the user chose the benchmark or its budgets, another method than ``event``, the
     interpreter, a process group whose ranks must time alike) keeps every screening as given.
@@ -512,6 +521,11 @@ class ShortKernelScreen:
         def bench(fn: Callable[[], Any]) -> float:
             if self.short is False:
                 return screen(fn)
+            if self.short is None:
+                first = screen(fn)
+                if not 0 < first < SHORT_PROBE_BELOW_MS:  # certainly long: no graph of it is ever timed
+                    self.short = False
+                    return first
             try:
                 ms = graph(fn)
             except Exception:  # noqa: BLE001 - a hook that cannot be captured: time it as the screening did

@@ -91,6 +91,12 @@ class BenchSettings:
     method: Optional[str] = None
     use_cuda_graph: bool = False
 
+    @property
+    def user_chosen(self) -> bool:
+        """True when the user chose how candidates are timed (a ``do_bench``, a method or budgets): tiletune then
+        times every candidate that way, never from CUDA graphs of its own choosing."""
+        return self.do_bench is not None or self.method is not None or self.warmup is not None or self.rep is not None
+
     def bench_fn(self, report: TuningReport) -> Tuple[Callable[[Callable], float], str]:
         """``(benchmark function, the method's name for the log)``; a fallback is noted in ``report``."""
         if self.do_bench is not None:
@@ -229,8 +235,7 @@ class MeasureStage:
             top = retime_set(order, timings)
             rounds = _retime_rounds()
             short = trial.retime_overruns(len(top), rounds)  # then re-timed with the short screening
-            chosen = self.bench.method or self.bench.warmup is not None or self.bench.rep is not None  # the user's
-            graph = None if chosen else _bench.short_kernel_bench(self.method_used, timings[order[0]])
+            graph = None if self.bench.user_chosen else _bench.short_kernel_bench(self.method_used, timings[order[0]])
             facts["retime_short"], facts["retime_graph"] = short, graph is not None
             first_times = {i: timings[i] for i in top}
             if graph is not None and not screen.short:  # event screening cannot rank them: one graph timing first
@@ -312,9 +317,7 @@ class MeasureStage:
         """Whether this search may screen a short kernel from CUDA graphs (:class:`~.bench.ShortKernelScreen`):
         under the default ``event`` timing with tiletune's budgets, on a device, alone (a group's ranks time
         alike)."""
-        s = self.bench
-        user_set = s.do_bench is not None or s.method is not None or s.warmup is not None or s.rep is not None
-        allowed = (not user_set and self.method_used == "event" and not _bench.interpreting()
+        allowed = (not self.bench.user_chosen and self.method_used == "event" and not _bench.interpreting()
                    and not _dd.is_active(pg))
         return _bench.ShortKernelScreen(allowed)
 
