@@ -163,6 +163,12 @@ def warm_process(dev: Device) -> float:
 
 #: Final timings of kernels faster than this (ms) replay a CUDA graph (:meth:`Timer.final`).
 GRAPH_BELOW_MS = 0.02
+#: An event reading under this (ms) is checked against a CUDA-graph timing (:meth:`Timer._short`): a flushed
+#: single-call event pair around a few-us kernel can read the launch, not the kernel.  The H200 reference at
+#: c1ce0ae read every one of the 28 configs it screened of fla-core's l2norm_fwd T=32768 (best 3.5 us) at more
+#: than 3x the best, up to 91 us, and 45 of flash_attention's 49: its best known was then chosen from the
+#: picks and a top four ranked by launch overhead.
+SHORT_PROBE_MS = 1.0
 
 
 class Timer:
@@ -211,18 +217,17 @@ class Timer:
             return None
 
     def screen(self, fn: Callable[[], Any], best: Optional[float]) -> Tuple[float, bool]:
-        """(median ms, stopped early).  A kernel under :data:`GRAPH_BELOW_MS` is screened as :meth:`final`
-        times it (CUDA graph replay): screening it by flushed single-call events, 5-7% of noise at 5 us and
+        """(median ms, stopped early).  A short kernel (:meth:`_short`) is screened as :meth:`final` times it
+        (CUDA graph replay): screening it by flushed single-call events, 5-7% of noise at 5 us and
         another L2 state than the final timing's, chose which configs the final timing saw by noise (H200,
         2026-11-29: layer_norm M=1000,N=777's best read 256 w4 s3 in one run, 512 w2 s3 in a repeat)."""
         if self.dev.dry:
             return self._wall(fn), False
         times = self._events(fn, 3)
         est = statistics.median(times)
-        if est < GRAPH_BELOW_MS:
-            graph = self._graph(fn, self.opts.screen_rep_ms)
-            if graph is not None:
-                return graph, False
+        graph = self._short(fn, est, self.opts.screen_rep_ms)
+        if graph is not None:
+            return graph, False
         if best is not None and est > EARLY_STOP_FACTOR * best:
             return est, True
         n = max(5, min(100, int(self.opts.screen_rep_ms / max(est, 1e-3))))
@@ -239,10 +244,19 @@ class Timer:
 
         ms = float(triton.testing.do_bench(fn, warmup=self.opts.final_warmup_ms, rep=self.opts.final_rep_ms,
                                            return_mode="median"))
-        if ms >= GRAPH_BELOW_MS:
-            return ms
-        graph = self._graph(fn, self.opts.final_rep_ms)
+        graph = self._short(fn, ms, self.opts.final_rep_ms)
         return ms if graph is None else graph
+
+    def _short(self, fn: Callable[[], Any], event_ms: float, rep_ms: float) -> Optional[float]:
+        """The CUDA-graph time of a short kernel, or None (time it by events).  Short: the event reading is under
+        :data:`GRAPH_BELOW_MS`, or under :data:`SHORT_PROBE_MS` and the graph's is under GRAPH_BELOW_MS (the
+        event pair read the launch: see SHORT_PROBE_MS)."""
+        if event_ms >= SHORT_PROBE_MS:
+            return None
+        graph = self._graph(fn, rep_ms)
+        if graph is None or (event_ms >= GRAPH_BELOW_MS and graph >= GRAPH_BELOW_MS):
+            return None
+        return graph
 
     def interleaved(self, fns: Dict[str, Callable[[], Any]], rounds: int) -> Dict[str, dict]:
         """``rounds`` rounds of one :meth:`final` timing per function, in an order that moves each function

@@ -59,3 +59,25 @@ def test_checkout_commit_names_head_only_when_its_files_are_what_ran(tmp_path):
     assert checkout_commit(tmp_path) == head
     (tmp_path / "tiletune" / "a.py").write_text("x = 2\n")
     assert checkout_commit(tmp_path) is None
+
+
+def test_the_reference_times_a_short_kernel_from_a_graph_when_events_read_its_launch():
+    """A flushed event pair around a few-us kernel can read the launch (the H200 reference read l2norm_fwd's
+    3.5 us configs at 11-91 us): an event reading under SHORT_PROBE_MS is checked against a CUDA-graph timing
+    (here an injected one: no GPU here), and a graph under GRAPH_BELOW_MS is the config's time."""
+    import argparse
+
+    graphs = []
+
+    class Graphed(lib.Timer):
+        def _graph(self, fn, rep_ms):
+            graphs.append(rep_ms)
+            return fn()
+
+    t = Graphed(lib.Device(True), argparse.Namespace(screen_rep_ms=10.0, final_rep_ms=25.0))
+    assert t._short(lambda: 0.0035, 0.040, 10.0) == 0.0035  # events read the launch: the graph decides
+    assert t._short(lambda: 0.0150, 0.012, 10.0) == 0.0150  # under GRAPH_BELOW_MS by events: as before
+    assert t._short(lambda: 0.030, 0.045, 10.0) is None  # the graph too says long enough for events
+    assert t._short(lambda: None, 0.010, 10.0) is None  # not capturable: events
+    assert len(graphs) == 4
+    assert t._short(lambda: 0.001, lib.SHORT_PROBE_MS * 2, 10.0) is None and len(graphs) == 4  # long: no graph
