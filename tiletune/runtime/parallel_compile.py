@@ -29,12 +29,12 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Tuple
 
+from . import cache_key_warm
+from . import timeline as _timeline
 from .bench import interpreting
 from .compile_facts import describe_error, max_workers  # noqa: F401 - part of this module's API
 from .compile_workers import (CompileSession, FrontEndRefusal, ProcessCompiles, capture_specs, children_for,
                               processes_enabled)
-from . import cache_key_warm
-from . import timeline as _timeline
 from .env import env_off
 from .quiet import quiet_threads
 
