@@ -129,7 +129,7 @@ def side_first_tune(pair: dict, side: str, dry: bool, profile: bool) -> dict:
     pick_ms = next((_ms(t) for c, t in timings.items() if _config_dict(c) == _config_dict(tuned.best_config)), None)
     out = {"first_s": wall, "pick": _config_dict(tuned.best_config), "configs_timed": timed,
            "configs_compiled": _cubins(), "correct": correct, "wrong": why,
-           "pick_ms": pick_ms if pick_ms is not None and math.isfinite(pick_ms) else None,
+           "pick_ms": None if pick_ms is None else _finite(pick_ms),
            "timings_ms": [[_label(_config_dict(c)), _finite(_ms(t))] for c, t in timings.items()]}
     if side == "tiletune":
         out["search"] = {k: facts.get(k) for k in ("search", "first_batch", "pool", "measured", "descent_measured",

@@ -5,8 +5,9 @@ Every compile, and every submission to Triton's async compile, builds its cache 
 ``libtriton`` shared object (396 MB in Triton 3.6), cached per process.  A first tune whose compiles all run
 in children forked ahead (:meth:`~.compile_workers.CompileSession.fork_ahead`) computes it first when it hands
 its first batch to Triton's async compile, on the critical path: the H200 cold bench at c1ce0ae
-(``bench/results/first_tune_cold_runs/h200_c1ce0ae``) timed that submission at 0.45-0.51 s for 3-8 jobs, ending
-0.2-0.3 s after the children's compiles; computing the digest alone takes 0.25 s on the 2-core dev host.
+(``bench/results/first_tune_cold_runs/h200_c1ce0ae``) timed that submission at 0.40-0.53 s on all 20 pairs,
+whatever their 3-19 jobs, ending 0.1-0.33 s after the children's compiles on the small kernels; computing the
+digest alone takes 0.25 s on the 2-core dev host.
 
 Reading the file and hashing it release the GIL (``hashlib`` does for buffers over 2 KiB), so a thread
 started as the tune starts (:func:`start`) computes part of it beside the binding and the analysis, though

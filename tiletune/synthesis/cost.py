@@ -341,10 +341,9 @@ def cost_table(model: Model, table: Table) -> dict[str, np.ndarray]:
         ahead = np.minimum(stages - 1, trips - 1)
         wasted = np.maximum(0.0, stages - np.maximum(trips, 1.0))
         if dots_in_loop:
-            depth_gain = STAGE_DOT
             share = UNSTAGED_STAGE * unstaged_frac  # the unstaged share stays at one stage's factor
             hidden = (1.0 - share) * np.exp(-STAGE_DECAY * ahead) + share
-            stage_f = (1.0 + depth_gain * hidden) * (1.0 + STAGE_WASTE * wasted)
+            stage_f = (1.0 + STAGE_DOT * hidden) * (1.0 + STAGE_WASTE * wasted)
     elif loads_in_loop:
         stage_f = np.where(stages <= 1, 1.2, 1.0)
     stage_f = np.where(trips <= 1, 1.0, stage_f)
