@@ -27,7 +27,11 @@ def test_same_configs_and_changed_picks_are_counted_apart(tmp_path):
     assert by["layer_norm"]["same_configs"] == ["hand_over_best"]
     assert by["layer_norm"]["flagged"] == ["hand_over_best"]
     assert summary["flagged_same_configs"] == 2 and summary["flagged_changed_configs"] == 1
+    assert by["softmax"]["causes"] == {"tiletune_over_best": "timing", "hand_over_best": "pick changed"}
+    assert by["layer_norm"]["causes"] == {"hand_over_best": "timing"}
+    assert summary["flagged_tiletune"] == 1 and summary["flagged_hand"] == 2
     assert summary["same_config_ratios"] == 2
     assert abs(summary["largest_same_config_move"] - 0.037) < 1e-9
     text = cold_repeat.markdown(pa, pb, rows, summary)
     assert "2 compare the same two configs" in text
+    assert "hand (pick changed)" in text and "tiletune (timing)" in text
