@@ -441,6 +441,18 @@ def test_check_config():
     assert len(cover) == 1 and "whole n_cols=1000 extent" in cover[0]
 
 
+def test_proposed_configs_stay_under_the_domains_upper_bounds():
+    """A tile past the next power of two of its extent is dominated (layer_norm N=777: BLOCK_SIZE=2048 walks the
+    row in one block as 1024 does, half of it masked): the measured search never proposes it, a user's may be it."""
+    spec, shapes, dtypes, fixed = fixture_problem("layer_norm", {"M": 1000, "N": 777})
+    args = (4, 1)  # num_warps, num_stages
+    for block in (256, 1024):
+        assert check_config(spec, {**fixed, "BLOCK_SIZE": block}, *args, shapes, dtypes, "h100", proposed=True) == []
+    (why,) = check_config(spec, {**fixed, "BLOCK_SIZE": 2048}, *args, shapes, dtypes, "h100", proposed=True)
+    assert "next power of two of N=777" in why
+    assert check_config(spec, {**fixed, "BLOCK_SIZE": 2048}, *args, shapes, dtypes, "h100") == []
+
+
 # ----- real fixtures ------------------------------------------------------------------------
 @pytest.mark.parametrize("name,i", FIXTURE_SHAPES)
 def test_fixture_h100(name, i):

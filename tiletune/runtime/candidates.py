@@ -141,12 +141,13 @@ class SynthesisContext:
         return list(default)
 
     def feasible(self, kwargs: Mapping[str, Any], num_warps: Optional[int], num_stages: Optional[int]) -> bool:
-        """True when the model finds nothing wrong with this config (hard limits and known compiler defects)."""
+        """True when the model finds nothing wrong with this config as one tiletune proposes: hard limits,
+        known compiler defects, and the domain's upper bounds (``check_config(proposed=True)``)."""
         from tiletune.synthesis import check_config
 
         try:
             return not check_config(self.spec, {**self.fixed, **dict(kwargs)}, num_warps, num_stages,
-                                    self.shapes, self.dtypes, self.target, avoid_defects=True)
+                                    self.shapes, self.dtypes, self.target, proposed=True)
         except Exception:  # a config the model cannot evaluate is not compiled
             return False
 

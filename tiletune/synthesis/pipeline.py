@@ -235,7 +235,7 @@ def check_config(
     dtypes: Mapping[str, str],
     target: TargetLike,
     *,
-    avoid_defects: bool = False,
+    proposed: bool = False,
 ) -> list[str]:
     """Why a hand-written config cannot work on ``target`` ([] when nothing is known to be wrong).
 
@@ -246,10 +246,18 @@ def check_config(
     whole-extent (inner) tiles cover their extent.  Constraints that need a
     value not given (a shape, a dtype, a tiling parameter missing from
     ``kwargs`` without a default) are skipped.  The register estimate is a
-    synthesis preference, not reported (spilling still runs).  A known compiler
-    defect's region (kind ``defect``, :mod:`.constraints.nvidia_defects`) is
-    reported only with ``avoid_defects`` (the measured search's moves: a config
-    tiletune proposes must stay out of it; a user's own is not judged by it).
+    synthesis preference, not reported (spilling still runs).
+
+    ``proposed``: the config is one tiletune proposes (the measured search's
+    moves), not the user's, and is held to what synthesis holds its own
+    candidates to: also outside a known compiler defect's region (kind
+    ``defect``, :mod:`.constraints.nvidia_defects`) and, where a tile's
+    extent is known, under the domain's upper bound (kind ``hi``: a tile past
+    the next power of two of its extent covers the extent in as many blocks,
+    more of each masked off, so it is never better).  The cap on a tile of
+    unknown extent (``max_unbound_tile``) is synthesis's preference, not a
+    bound: the search may move past it.  A user's own config is judged by
+    neither.
     """
     t = get_target(target)
     tiling = {p.name: p for p in spec.tiling_params}
@@ -269,9 +277,9 @@ def check_config(
     family.check_env(env, kwargs, num_warps, num_stages, t)
     out: list[str] = []
     for c in model.constraints:
-        if not c.check and not (avoid_defects and c.kind == "defect"):
+        if not c.check and not (proposed and c.kind == "defect"):
             continue
-        if c.kind == "hi":
+        if c.kind == "hi" and not (proposed and next(iter(c.symbols)) in space.bound_values):
             continue
         if c.kind == "domain" and c.symbols and next(iter(c.symbols)) != NUM_WARPS:
             continue

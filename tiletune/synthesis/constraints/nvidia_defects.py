@@ -3,7 +3,7 @@
 Each rule names the Triton versions and targets it applies to, the reports it
 comes from and what was measured here.  The rules are synthesis preferences
 of a hard kind (``kind="defect"``): ``configs=[]`` never proposes a config inside a defect's
-region (synthesis, and the measured search's moves through ``check_config(avoid_defects=True)``), but :func:`~tiletune.synthesis.check.check_config` (and the TT009
+region (synthesis, and the measured search's moves through ``check_config(proposed=True)``), but :func:`~tiletune.synthesis.check.check_config` (and the TT009
 lint) does not report a user's own config for it (``check=False``), because a
 defect's region is drawn wider than the configs known to fail.
 """
