@@ -372,6 +372,39 @@ def test_a_call_that_cannot_be_captured_keeps_the_event_screening():
     assert log == [("event", "A"), ("graph", "A"), ("event", "A"), ("event", "B")]
 
 
+def test_the_deciding_calls_extra_readings_do_not_price_a_screening():
+    """The deciding call returns one of its readings; the seconds of the others (kept in probe_s, taken once)
+    come off that call's price, which prices every later screening of the search (Trial.bench_s)."""
+    clock = bench.VirtualClock()
+    previous = bench.set_clock(clock)
+
+    def reading(values, seconds):  # a benchmark that reads ``values`` in turn, each taking ``seconds``
+        it = iter(values)
+
+        def timed(fn):
+            fn()
+            clock.advance(seconds * 1e3)
+            return next(it)
+        return timed
+
+    try:
+        long_kernel = bench.ShortKernelScreen(allowed=True)  # event 40 us, graph 39 us: not short, event again
+        timed = long_kernel.wrap(reading([0.040, 0.038, 0.039], 0.010), graph=reading([0.039], 0.022))
+        assert long_kernel.take_probe_s() == 0.0  # nothing decided yet
+        start = clock()
+        assert timed(lambda: None) == 0.038
+        assert clock() - start == pytest.approx(0.042)  # the call took three readings ...
+        assert long_kernel.take_probe_s() == pytest.approx(0.032)  # ... two of them the probe's
+        assert long_kernel.take_probe_s() == 0.0  # taken once
+        assert timed(lambda: None) == 0.039 and long_kernel.take_probe_s() == 0.0
+        short_kernel = bench.ShortKernelScreen(allowed=True)  # graph 4 us: short; the event reading is the probe
+        timed = short_kernel.wrap(reading([0.005], 0.010), graph=reading([0.004, 0.0041], 0.003))
+        assert timed(lambda: None) == 0.004 and short_kernel.take_probe_s() == pytest.approx(0.010)
+        assert timed(lambda: None) == 0.0041 and short_kernel.take_probe_s() == 0.0
+    finally:
+        bench.set_clock(previous)
+
+
 def test_the_graph_screening_is_allowed_only_for_tiletunes_own_event_timing(monkeypatch):
     """A user's do_bench, method or budgets, another method, the interpreter: the screening stays as given."""
     from triton import knobs

@@ -114,6 +114,9 @@ class _Trial:
         self.late_bench_s: List[float] = []  # per late candidate: its short screening's seconds alone
         self.pre_s: List[float] = []  # per candidate timed: seconds from its compile done to its timing (check)
         self.late_bench: Callable = bench  # the short screening of late timings
+        # the search's short-kernel decision (bench.ShortKernelScreen): its deciding call's extra readings are
+        # taken off that call's seconds, which price every later screening (bench_s)
+        self.short_screen: Any = None
         # (start, budget(compile_s, setup_s) -> seconds): the first batch narrows its deadline to the time
         # budget as soon as one of its compiles priced a compile (:meth:`narrow_deadline`)
         self.budget_of: Optional[Tuple[float, Callable[[float, float], float]]] = None
@@ -526,6 +529,8 @@ class _Trial:
                 with _timeline.span("timing", ("late " if late else "") + config_str(self.configs[i])):
                     ms = (self.late_bench if late else self.bench)(self.calls[i])
                 took = _bench.clock() - t0
+                if self.short_screen is not None:
+                    took = max(0.0, took - self.short_screen.take_probe_s())
                 if late:
                     self.late.append(i)
                     self.late_s += _bench.clock() - ready

@@ -189,6 +189,7 @@ class MeasureStage:
         screen = self._short_kernel_screen(pg)
         trial = _Trial(self, args, kwargs, problem, pg, screen.wrap(self._screen_fn(bench)))
         trial.late_bench = screen.wrap(self._screen_fn(bench, late=True), graph=self._late_graph)
+        trial.short_screen = screen
         trial.started = t_start
         trial.session = session
         for c in configs:
