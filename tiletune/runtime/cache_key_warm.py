@@ -15,7 +15,9 @@ each 1 MB chunk waits for the GIL between its read and its hash while the analys
 submission waits for the thread instead of computing the digest a second time (:func:`settled`; the
 ``lru_cache`` does not make concurrent callers wait).  Measured on the 2-core dev host (Triton 3.6, fresh
 processes, ``fixtures/matmul.py`` analysed first): the digest after the analysis took 0.24 s without the
-thread and 0.18 s with it (three runs each).  Not yet measured on a GPU host.  A fork while the thread
+thread and 0.18 s with it (three runs each).  On the H200 (cold bench at 57bbf43, two runs and the held-out
+set) the submission took 0.009-0.06 s on every pair, and the median first tune's timeline 1.90 s against 2.43 s
+at c1ce0ae.  A fork while the thread
 runs could copy an import lock it holds into the child, so every fork of the compile session waits for it
 first as well.
 """
