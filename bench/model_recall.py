@@ -93,7 +93,8 @@ def launch_grid_shapes(fx: Any, args: Dict[str, Any], tiling: List[str]) -> Dict
 
 def model_ranking(name: str, shape: Dict[str, int], target: str, problem: Any = None) -> Tuple[List[Tuple], List[Tuple], Any]:
     """The model's full cost order and its top-``POOL`` pool at ``shape`` (lists of (kwargs, warps, stages)),
-    and ``hard(kwargs, warps, stages)``: the hard limits a config breaks (the descent's feasibility check).
+    and ``hard(kwargs, warps, stages, proposed=False)``: the hard limits a config breaks (``proposed=True``: as
+    a config the search proposes, the descent's feasibility check).
     ``problem``: a fixture-like object (bench/cold_pairs.py's library kernels) instead of the fixture ``name``."""
     import fixtures
     from tiletune.analysis import analyze_kernel
@@ -123,8 +124,9 @@ def model_ranking(name: str, shape: Dict[str, int], target: str, problem: Any = 
                         costs=[c.cost for c in pool.candidates], stages=[c.num_stages for c in pool.candidates])
     first = [as_keys(pool)[i] for i in batch]
 
-    def hard(kwargs: Dict[str, Any], warps: Any, stages: Any) -> List[str]:
-        return check_config(spec, {**(fixed or {}), **kwargs}, warps, stages, shapes, dtypes, target)
+    def hard(kwargs: Dict[str, Any], warps: Any, stages: Any, proposed: bool = False) -> List[str]:
+        return check_config(spec, {**(fixed or {}), **kwargs}, warps, stages, shapes, dtypes, target,
+                            proposed=proposed)
 
     return as_keys(full), as_keys(pool), first, hard
 
@@ -219,7 +221,9 @@ def parse_label(label: str) -> Tuple[Dict[str, int], int, int]:
 
 def cold_ranks(path: Path, target: str) -> List[Dict[str, Any]]:
     """For each dev pair of a ``bench/first_tune_cold.py`` result (held-out kernels left out: the model is
-    not developed on them): the model's rank of the best known config and of the config tiletune picked."""
+    not developed on them): the model's rank of the best known config and of the config tiletune picked, and
+    the configs tiletune timed outside the space synthesis enumerates (the descent's moves reach them), with
+    how many of those the search's feasibility check (``check_config(proposed=True)``) now rejects."""
     import cold_pairs
 
     data = json.loads(Path(path).read_text())
@@ -240,6 +244,12 @@ def cold_ranks(path: Path, target: str) -> List[Dict[str, Any]]:
             entry[f"{what}_rank"] = rank
             entry[f"{what}_match"] = how
             entry[f"{what}_in_first_batch"] = _position(first, kwargs, warps, stages)[0] is not None
+        space = set(order)
+        timed = [parse_label(label) for label, _ in (row.get("timings_ms") or {}).get("tiletune") or []]
+        outside = [t for t in timed if _key(*t) not in space]
+        entry["timed"] = len(timed)
+        entry["timed_outside"] = [_label(_key(*t)) for t in outside]
+        entry["timed_outside_rejected"] = sum(1 for t in outside if hard(*t, proposed=True))
         out.append(entry)
     return out
 
@@ -257,6 +267,13 @@ def _rank_cell(entry: Dict[str, Any], what: str) -> str:
     rank = entry.get(f"{what}_rank")
     how = entry.get(f"{what}_match", "-")
     return how if rank is None else (str(rank) if how == "exact" else f"{rank} ({how})")
+
+
+def _outside_cell(entry: Dict[str, Any]) -> str:
+    outside = entry.get("timed_outside") or []
+    if "timed" not in entry:
+        return "-"
+    return f"{len(outside)} of {entry['timed']}" + (f" ({entry['timed_outside_rejected']})" if outside else "")
 
 
 def _label(key: Tuple) -> str:
@@ -328,15 +345,20 @@ def to_markdown(res: Dict[str, Any]) -> str:
                   + (" (before: " + res["cold"]["before_source"] + ")" if res["cold"].get("before_source") else "")
                   + ":", "",
                   "| kernel | shape | best known | rank of best | before | in first batch | model pick "
-                  "| rank of the run's pick | tiletune / best (run) |",
-                  "|---|---|---|---:|---:|---|---|---:|---:|"]
+                  "| rank of the run's pick | tiletune / best (run) | timed outside the space (rejected now) |",
+                  "|---|---|---|---:|---:|---|---|---:|---:|---|"]
         before = {(b["kernel"], b["shape"]): b for b in res["cold"].get("before") or []}
         for c in res["cold"]["pairs"]:
             b = before.get((c["kernel"], c["shape"]), {})
             ratio = "-" if c["tt_over_best"] is None else f"{c['tt_over_best']:.3f}"
             lines.append(f"| {c['kernel']} | {c['shape']} | {c['best']} | {_rank_cell(c, 'best')} | "
                          f"{_rank_cell(b, 'best') if b else '-'} | {'yes' if c.get('best_in_first_batch') else 'no'} | "
-                         f"{c['model_pick']} | {_rank_cell(c, 'measured_pick')} | {ratio} |")
+                         f"{c['model_pick']} | {_rank_cell(c, 'measured_pick')} | {ratio} | {_outside_cell(c)} |")
+        timed = sum(c.get("timed", 0) for c in res["cold"]["pairs"])
+        outside = sum(len(c.get("timed_outside", [])) for c in res["cold"]["pairs"])
+        rejected = sum(c.get("timed_outside_rejected", 0) for c in res["cold"]["pairs"])
+        lines += ["", f"Timed by tiletune outside the space synthesis enumerates: {outside} of {timed} configs; the "
+                  f"search's feasibility check (`check_config(proposed=True)`) now rejects {rejected} of them."]
     return "\n".join(lines) + "\n"
 
 

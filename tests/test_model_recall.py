@@ -45,3 +45,20 @@ def test_recall_is_counted_per_half_and_the_halves_partition_the_pairs():
         assert p["half"] == model_recall.half_of(p["fixture"], p["shape"])
         if p["hits"]["1"]:
             assert p["hits"]["8"]
+
+
+def test_the_cold_table_counts_what_tiletune_timed_outside_the_models_space(tmp_path):
+    """A cold-bench row (layer_norm at N=777, a fixture) whose tiletune side timed a tile past the next power of
+    two of the row (2048) and one inside the space: the first is counted outside and rejected by the search's
+    check now, the second is not counted."""
+    import json
+
+    row = {"kernel": "layer_norm", "source": "fixture", "shape": {"M": 1000, "N": 777},
+           "tiletune_pick": "BLOCK_SIZE=512 w2 s1", "tiletune_over_best": 1.09,
+           "reference": {"best": "BLOCK_SIZE=256 w4 s1"},
+           "timings_ms": {"tiletune": [["BLOCK_SIZE=512 w2 s1", 0.0047], ["BLOCK_SIZE=2048 w4 s1", 0.0063]]}}
+    path = tmp_path / "first_tune_cold.json"
+    path.write_text(json.dumps({"rows": [row]}))
+    (entry,) = model_recall.cold_ranks(path, "h100")
+    assert entry["timed"] == 2
+    assert entry["timed_outside"] == ["BLOCK_SIZE=2048 w4 s1"] and entry["timed_outside_rejected"] == 1
