@@ -281,6 +281,41 @@ def test_full_mode_compares_element_by_element():
     assert checker.differs(checker.take({"x": x}), checker.take({"x": x.clone()})) is None
 
 
+def test_warming_the_checker_reads_the_tensors_only():
+    """Checker.warm_up records and compares once (both paths: a whole copy and a sample) and keeps nothing."""
+    x = torch.randn(1000)
+    x[3] = float("nan")
+    big = torch.randn((1 << 20) + 7)  # over FULL_COPY_ELEMENTS: the sampled record
+    before = {"x": x.clone(), "big": big.clone()}
+    for mode in ("agree", "full"):
+        Checker(mode).warm_up({"x": x, "big": big})
+        assert torch.equal(big, before["big"]) and torch.equal(x.isnan(), before["x"].isnan())
+        assert torch.equal(x.nan_to_num(), before["x"].nan_to_num())
+
+
+def test_the_first_batch_warms_the_checks_before_the_first_check():
+    """A configs=[] tune (its candidates checked for agreement): the snapshot and the checker's first record are
+    taken while the first batch compiles (the "prepare" span says so), before the first check; the result is
+    right."""
+    from tiletune.runtime import timeline
+
+    a, b, s = _scaled_inputs()
+    c = torch.zeros(M, N)
+    tuned = tiletune.autotune(configs=[], key=["M", "N", "K"], hints={"BLOCK_K": [32, 64, 128]})(
+        mk.group_scaled_matmul_kernel)
+    timeline.start()
+    try:
+        _launch_scaled(tuned, a, b, s, c)
+    finally:
+        events = timeline.stop()
+    prepare = [e for e in events if e["kind"] == "prepare"]
+    checks = [e for e in events if e["kind"] == "check"]
+    assert prepare[0]["label"].endswith("checks warmed") and checks
+    assert prepare[0]["end_s"] <= checks[0]["start_s"]
+    assert not any(e["label"].endswith("checks warmed") for e in prepare[1:])  # the first batch only
+    assert _rel(c, mk.reference_group_scaled(a, b, s, G)) < 1e-5
+
+
 def test_probes_add_the_reference_with_one_parameter_changed():
     pool = [triton.Config({"BM": 64, "BK": 256}), triton.Config({"BM": 32, "BK": 256}),
             triton.Config({"BM": 128, "BK": 512}), triton.Config({"BM": 64, "BK": 128})]

@@ -362,6 +362,15 @@ class Checker:
             return clones, Fingerprint.of(clones)
         return Fingerprint.of(tensors)
 
+    def warm_up(self, tensors: Mapping[str, Any]) -> None:
+        """Record ``tensors`` once and compare the record with itself, keeping nothing: the first record and
+        the first comparison of a process load the device kernels they use.  On the H200 the first two
+        checks of a cold first tune took a median 0.108 s and 0.060 s against 0.0034 s for each later one
+        (36 first tunes at 57bbf43); done while the first batch compiles, that load is off the critical path.
+        Only reads ``tensors``."""
+        record = self.take(tensors)
+        self.differs(record, record)
+
     def differs(self, ref: Any, got: Any) -> Optional[Disagreement]:
         """How ``got`` disagrees with ``ref``, or None."""
         if self.mode == "full":

@@ -295,12 +295,27 @@ class _Trial:
             return True
         return self._disagree(i, record, d)
 
+    def _take_snapshot(self) -> None:
+        """The checked tensors (:meth:`Autotuner._checked_names`) and their snapshot, once per search."""
+        if self.snapshot is None:
+            bound = self.problem.bound
+            self.names = self.tuner._checked_names(bound)
+            self.snapshot = Snapshot({n: bound[n] for n in self.names})
+
+    def _warm_checks(self) -> None:
+        """While the first batch compiles: take the snapshot (the copies the checks restore from) and warm the
+        checker on the checked tensors as they are (:meth:`Checker.warm_up`), so that the first checks do not
+        load the device kernels they use.  Reads the tensors only; a failure here is left to the checks."""
+        try:
+            self._take_snapshot()
+            self.checker.warm_up({n: self.problem.bound[n] for n in self.names})
+        except Exception:  # noqa: BLE001 - the checks themselves report what is wrong
+            pass
+
     def _run_once(self, config: Config) -> Any:
         """The record (:meth:`Checker.take`) of ``config``'s outputs after one launch from the snapshot."""
         t, bound = self.tuner, self.problem.bound
-        if self.snapshot is None:
-            self.names = t._checked_names(bound)
-            self.snapshot = Snapshot({n: bound[n] for n in self.names})
+        self._take_snapshot()
         out: List[Any] = []
         self.snapshot.restore()
         t._kernel_call(self.args, self.kwargs, config,
@@ -472,11 +487,13 @@ class _Trial:
         """Time ``alive`` (after verifying each, with ``verify``); agreed over the group."""
         t, report = self.tuner, self.problem.report
         alive = list(alive)  # reordered as compiles finish (ready_first)
-        with _timeline.span("prepare", f"{len(alive)} call(s)"):
+        with _timeline.span("prepare", f"{len(alive)} call(s)" + (", checks warmed" if verify and first else "")):
             for i in alive:
                 self.calls[i] = t._kernel_call(self.args, self.kwargs, self.configs[i])
             labels = [f"[{config_str(self.configs[i])}]" for i in alive]
             report.start_progress(len(_dd.shard_indices(len(alive), self.pg)) if self.shard else len(alive))
+            if verify and first:
+                self._warm_checks()
         stopped: List[BaseException] = []
 
         def bench_one(j: int) -> float:
