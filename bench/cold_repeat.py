@@ -19,12 +19,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-#: A ratio that moved more than ``NOISE_FACTOR x noise + NOISE_FLOOR`` between runs is flagged.
-NOISE_FACTOR = 2.0
-NOISE_FLOOR = 0.01
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cold_report import NOISE_FACTOR, NOISE_FLOOR, moved_beyond_noise  # noqa: E402  (one rule for both)
 
 
 def _pairs(path: Path) -> Dict[Tuple[str, str], dict]:
@@ -59,7 +60,7 @@ def compare(a: Path, b: Path) -> Tuple[List[dict], dict]:
             out[side] = [x, y]
             if ra.get(pick) == rb.get(pick) and best[0] == best[1] and None not in best:
                 same.append(side)
-            if x is not None and y is not None and abs(x - y) > NOISE_FACTOR * noise + NOISE_FLOOR:
+            if x is not None and y is not None and moved_beyond_noise(x, y, noise):
                 flagged.append(side)
                 causes[side] = _cause(ra.get(pick) != rb.get(pick), best[0] != best[1])
         out["same_configs"] = same

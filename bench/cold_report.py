@@ -34,11 +34,15 @@ def score_row(row: Dict[str, Any]) -> Dict[str, Any]:
     against the picks, never for them).
     """
     ref = row.get("reference") or {}
-    known = [v for v in (ref.get("best_ms"), ref.get("tiletune_ms"), ref.get("hand_ms")) if v]
+    picks_ms = ref.get("picks_ms") or {}
+    known = [v for v in (ref.get("best_ms"), ref.get("tiletune_ms"), ref.get("hand_ms"), *picks_ms.values()) if v]
     best = min(known) if known else None
     ref["best_known_ms"] = best
     row["tiletune_over_best"] = ref["tiletune_ms"] / best if best and ref.get("tiletune_ms") else None
     row["hand_over_best"] = ref["hand_ms"] / best if best and ref.get("hand_ms") else None
+    for run in row.get("tiletune_again") or []:  # the tiletune side's further runs (--tiletune-runs)
+        ms = picks_ms.get(run["side"])
+        run["over_best"] = ms / best if best and ms else None
     row["noisy"] = bool(ref.get("noise") is not None and ref["noise"] > NOISY)
     return row
 
@@ -77,8 +81,11 @@ def summarize(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
         "worst_worse_than_hand": max(vs_hand) if vs_hand else None,
         "median_noise": statistics.median(noise) if noise else None,
         "wrong_results": [f"{r['kernel']} {r['shape']}" for r in all_rows
-                          if r.get("tiletune_correct") is False or r.get("hand_correct") is False],
+                          if r.get("tiletune_correct") is False or r.get("hand_correct") is False
+                          or any(run.get("correct") is False for run in r.get("tiletune_again") or [])],
     }
+    if any(r.get("tiletune_again") for r in all_rows):
+        s["tiletune_repeat"] = repeat_moves(all_rows)
     g = GOALS
     s["goals"] = {
         "median_first_tune_over_hand": _met(s["median_first_tune_over_hand"], g["median_first_tune_over_hand_max"]),
@@ -89,6 +96,41 @@ def summarize(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
         "pairs": s["pairs"] >= g["pairs_min"] and s["library_pairs"] >= g["library_pairs_min"],
     }
     return s
+
+
+#: A ratio that moved between two runs by more than ``NOISE_FACTOR x noise + NOISE_FLOOR`` (noise: the pair's
+#: reference noise) is flagged (bench/cold_repeat.py across runs, summarize() within one).
+NOISE_FACTOR = 2.0
+NOISE_FLOOR = 0.01
+
+
+def moved_beyond_noise(x: float, y: float, noise: float) -> bool:
+    """Whether a ratio that read ``x`` and ``y`` moved more than the pair's stated noise allows."""
+    return abs(x - y) > NOISE_FACTOR * noise + NOISE_FLOOR
+
+
+def repeat_moves(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """How far tiletune's ratio moved between the runs of each pair within one bench run (``--tiletune-runs``):
+    the runs compared, the largest move, and the pairs where a move was beyond the noise."""
+    moves, flagged = [], []
+    for r in rows:
+        base = r.get("tiletune_over_best")
+        noise = (r.get("reference") or {}).get("noise") or 0.0
+        for run in r.get("tiletune_again") or []:
+            if base is None or run.get("over_best") is None:
+                continue
+            moves.append(abs(run["over_best"] - base))
+            if moved_beyond_noise(base, run["over_best"], noise):
+                flagged.append(f"{r['kernel']} {_shape(r['shape'])}: {base:.3f} / {run['over_best']:.3f}")
+    return {"runs_compared": len(moves), "largest_move": max(moves) if moves else None,
+            "flagged": sorted(set(flagged))}
+
+
+def repeat_line(rep: Dict[str, Any]) -> str:
+    """:func:`repeat_moves` in words."""
+    flagged = "; ".join(rep["flagged"]) or "none"
+    return (f"{rep['runs_compared']} further run(s) compared with the first, tiletune/best moved at most "
+            f"{_f(rep['largest_move'], 3)}; beyond {NOISE_FACTOR:g} x noise + {NOISE_FLOOR:g}: {flagged}")
 
 
 def _met(value: Optional[float], limit: float) -> Optional[bool]:
@@ -155,7 +197,9 @@ def write_outputs(results: Dict[str, Any], out_dir: Path) -> None:
              f"{'DRY RUN, interpreter' if meta.get('dry_run') else 'GPU'}); method: {meta.get('method')}.", "",
              "## Summary", ""]
     for k, v in s.items():
-        if k != "goals":
+        if k == "tiletune_repeat":
+            lines.append(f"- {k}: {repeat_line(v)}")
+        elif k != "goals":
             lines.append(f"- {k}: {_f(v, 3)}")
     lines += ["", "Goals (issue 25): " + ", ".join(f"{k} {'met' if v else ('-' if v is None else 'NOT met')}"
                                                   for k, v in (s.get("goals") or {}).items()), "", "## Pairs", ""]
@@ -183,6 +227,8 @@ def print_summary(results: Dict[str, Any]) -> None:
           f"noise {_f(s.get('median_noise'), 3)}")
     if tl:
         print("timeline (s): " + ", ".join(f"{k} {_f(v, 2)}" for k, v in tl.items()))
+    if s.get("tiletune_repeat"):
+        print("tiletune run to run: " + repeat_line(s["tiletune_repeat"]))
     if s.get("noisy_pairs"):
         print(f"left out of the ratios to the best (reference noise over {NOISY}): " + "; ".join(s["noisy_pairs"]))
     print("goals: " + ", ".join(f"{k}={v}" for k, v in (s.get("goals") or {}).items()))

@@ -195,9 +195,8 @@ def side_reference(pair: dict, dry: bool, picks: Dict[str, dict], opts: argparse
         grid_cfgs = random.Random(0).sample(grid_cfgs, opts.grid_sample)
     pool: Dict[str, Any] = {}
     groups: Dict[str, str] = {}
-    for group, cfgs in (("tiletune", [_config_of(picks["tiletune"])] if picks.get("tiletune") else []),
-                        ("hand", [_config_of(picks["hand"])] if picks.get("hand") else []),
-                        ("hand list", list(problem.HAND_CONFIGS)), ("grid", grid_cfgs)):
+    for group, cfgs in ([(side, [_config_of(pick)]) for side, pick in picks.items() if pick]
+                        + [("hand list", list(problem.HAND_CONFIGS)), ("grid", grid_cfgs)]):
         for c in cfgs:
             sig = lib.config_sig(c)
             if sig not in pool:
@@ -234,7 +233,7 @@ def side_reference(pair: dict, dry: bool, picks: Dict[str, dict], opts: argparse
             continue
         if rep[sig] != sig:
             continue
-        must = groups[sig] in ("tiletune", "hand")
+        must = groups[sig] in picks
         if time.perf_counter() > deadline and not must:
             continue
         meta = pool[sig].all_kwargs()
@@ -246,7 +245,7 @@ def side_reference(pair: dict, dry: bool, picks: Dict[str, dict], opts: argparse
         screened[sig] = ms
         best = ms if best is None else min(best, ms)
     top = sorted(screened, key=screened.get)[:opts.retime_top]
-    picked = [rep[s] for s in sigs if groups[s] in ("tiletune", "hand") and rep[s] in screened]
+    picked = [rep[s] for s in sigs if groups[s] in picks and rep[s] in screened]
     final = list(dict.fromkeys(top + picked))
     res = timer.interleaved({s: prob.call(pool[s].all_kwargs()) for s in final}, opts.rounds)
     known = lib.best_known(res, {s: (groups[s], pool[s]) for s in final})
@@ -268,6 +267,7 @@ def side_reference(pair: dict, dry: bool, picks: Dict[str, dict], opts: argparse
     return {"best_ms": known["ms"] if known else None, "best": known["best"] if known else None,
             "best_from": known["best_from"] if known else None, "unstable": bool(known and known["unstable"]),
             "tiletune_ms": ms_of("tiletune"), "hand_ms": ms_of("hand"),
+            "picks_ms": {side: ms_of(side) for side in picks},
             "noise": statistics.median(noise) if noise else None,
             "screened": len(screened), "invalid": len(invalid),
             "screened_ms": {_label(_config_dict(pool[s])): round(ms, 6) for s, ms in screened.items()},
@@ -360,6 +360,8 @@ def merge_references(first: dict, again: dict, disturbed: List[str]) -> dict:
     for key in ("tiletune_ms", "hand_ms"):
         vals = [v for v in (first.get(key), again.get(key)) if v]
         out[key] = min(vals) if vals else None
+    a, b = first.get("picks_ms") or {}, again.get("picks_ms") or {}
+    out["picks_ms"] = {side: min((v for v in (a.get(side), b.get(side)) if v), default=None) for side in {**a, **b}}
     if first.get("best_ms") and (not again.get("best_ms") or first["best_ms"] < again["best_ms"]):
         for key in ("best", "best_from", "best_ms", "unstable"):
             out[key] = first.get(key)
@@ -370,9 +372,12 @@ def merge_references(first: dict, again: dict, disturbed: List[str]) -> dict:
 
 
 def run_pair(pair: dict, index: int, opts: argparse.Namespace) -> dict:
-    """Both sides and the reference of one pair; its row."""
+    """Both sides and the reference of one pair; its row.  With ``--tiletune-runs N`` the tiletune side runs
+    N - 1 more times (each a fresh process, after both sides), and the reference times every pick: the rows'
+    ``tiletune_again`` are those first tunes (their picks' ratios, scored by cold_report.score_row)."""
     order = ("tiletune", "hand") if index % 2 == 0 else ("hand", "tiletune")
     sides = {s: run_side(pair, s, opts, profile=s == "tiletune") for s in order}
+    more = {again_side(k): run_side(pair, "tiletune", opts) for k in range(2, opts.tiletune_runs + 1)}
     tt, hand = sides["tiletune"], sides["hand"]
     row: Dict[str, Any] = {"kernel": pair["kernel"], "source": pair["source"], "shape": pair["shape"], "cold": True,
                            "first_side": order[0]}
@@ -385,8 +390,8 @@ def run_pair(pair: dict, index: int, opts: argparse.Namespace) -> dict:
     row["tiletune_pick"], row["hand_pick"] = _label(tt.get("pick")), _label(hand.get("pick"))
     row["tiletune_correct"], row["hand_correct"] = tt.get("correct"), hand.get("correct")
     row["search"] = tt.get("search")
-    errors = {s: r["error"] for s, r in sides.items() if "error" in r}
-    picks = {s: r.get("pick") for s, r in sides.items() if r.get("pick")}
+    errors = {s: r["error"] for s, r in {**sides, **more}.items() if "error" in r}
+    picks = {s: r.get("pick") for s, r in {**sides, **more}.items() if r.get("pick")}
     ref = run_side(pair, "reference", opts, picks=picks) if picks and not opts.no_reference else {}
     disturbed = disturbed_picks(ref, {s: r.get("pick_ms") for s, r in sides.items()})
     if disturbed:  # a pick timed far slower than its own tuner measured it: measure the reference again
@@ -397,7 +402,11 @@ def run_pair(pair: dict, index: int, opts: argparse.Namespace) -> dict:
         errors["reference"] = ref["error"]
     row["reference"] = {k: ref.get(k) for k in ("best", "best_from", "best_ms", "tiletune_ms", "hand_ms", "noise",
                                                 "unstable", "screened", "grid", "grid_sampled", "wall_s",
-                                                "invalid_picks", "rerun", "screened_ms")}
+                                                "invalid_picks", "rerun", "screened_ms", "picks_ms")}
+    if more:
+        row["tiletune_again"] = [{"side": s, "pick": _label(r.get("pick")), "first_s": r.get("first_s"),
+                                  "configs_timed": r.get("configs_timed"), "correct": r.get("correct")}
+                                 for s, r in more.items()]
     score_row(row)
     row["process_s"] = {s: r.get("process_s") for s, r in list(sides.items()) + [("reference", ref)]}
     if errors:
@@ -408,6 +417,11 @@ def run_pair(pair: dict, index: int, opts: argparse.Namespace) -> dict:
 
         row["timeline"] = {"summary": summary(tt["timeline"]), "events": tt["timeline"]}
     return row
+
+
+def again_side(k: int) -> str:
+    """The name of the tiletune side's ``k``-th run of a pair (``--tiletune-runs``), as the reference's picks."""
+    return f"tiletune#{k}"
 
 
 def driver_main(opts: argparse.Namespace) -> int:
@@ -509,6 +523,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--screen-rep-ms", type=float, default=10.0)
     ap.add_argument("--final-rep-ms", type=float, default=25.0)
     ap.add_argument("--no-reference", action="store_true", help="first tunes only")
+    ap.add_argument("--tiletune-runs", type=int, default=1,
+                    help="run tiletune's first tune this many times per pair (fresh processes); the reference "
+                         "times every pick, and the summary gives how far its ratio moved between runs")
     ap.add_argument("--side", choices=("tiletune", "hand", "reference"), help=argparse.SUPPRESS)
     ap.add_argument("--pair", help=argparse.SUPPRESS)
     ap.add_argument("--picks", help=argparse.SUPPRESS)

@@ -101,11 +101,27 @@ def test_a_noisy_reference_is_reported_but_left_out_of_the_ratio_goals(tmp_path)
     assert len(merged["rows"]) == 13 and merged["summary"]["worst_tiletune_over_best"] == 1.0
 
 
+def test_further_tiletune_runs_are_scored_against_one_best_known_and_their_moves_flagged():
+    """--tiletune-runs: each further run's pick is timed by the same reference; a pick faster than everything
+    else is the best known; a move beyond 2 x noise + 0.01 is flagged, a smaller one is not."""
+    row = _ref_row(10.0, 10.2, 11.0, 0.002)
+    row["reference"]["picks_ms"] = {"tiletune": 10.2, "hand": 11.0, "tiletune#2": 10.3, "tiletune#3": 9.8}
+    row["tiletune_again"] = [{"side": "tiletune#2"}, {"side": "tiletune#3"}]
+    score_row(row)
+    assert row["reference"]["best_known_ms"] == 9.8  # run 3's pick beat the reference's best
+    assert [r["over_best"] for r in row["tiletune_again"]] == [pytest.approx(10.3 / 9.8), 1.0]
+    rep = summarize([row])["tiletune_repeat"]
+    assert rep["runs_compared"] == 2 and rep["largest_move"] == pytest.approx(10.2 / 9.8 - 1.0)
+    assert rep["flagged"] == ["k M=1: 1.041 / 1.000"]  # 0.041 > 2 x 0.002 + 0.01; run 2's 0.010 is not
+    assert "tiletune_repeat" not in summarize([_ref_row(10.0, 10.2, 11.0, 0.002)])
+
+
 @pytest.mark.slow
 def test_dry_run_writes_cold_rows_for_a_fixture_and_a_library_kernel(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "first_tune_cold.py"), "--dry-run", "--out",
-                           str(tmp_path)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+                           str(tmp_path), "--tiletune-runs", "2"],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     data = json.loads((tmp_path / "first_tune_cold.json").read_text())
     rows = data["rows"]
@@ -118,6 +134,9 @@ def test_dry_run_writes_cold_rows_for_a_fixture_and_a_library_kernel(tmp_path):
         assert r["tiletune_over_best"] is not None and r["hand_over_best"] is not None
         assert r["configs_timed"] >= 1
         assert "errors" not in r
+        (again,) = r["tiletune_again"]  # --tiletune-runs 2: one more first tune, its pick timed by the reference
+        assert again["side"] == "tiletune#2" and again["correct"] and again["over_best"] is not None
+    assert data["summary"]["tiletune_repeat"]["runs_compared"] == 2
     assert data["timeline"]["events"] and data["timeline"]["summary"]["timing"] > 0
     assert "| kernel |" in (tmp_path / "first_tune_cold.md").read_text()
     assert proc.stdout.strip().splitlines()[-1].startswith("goals:")
