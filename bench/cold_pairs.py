@@ -44,14 +44,17 @@ GPU_PAIRS: List[Dict[str, Any]] = [
     {"kernel": "transpose", "source": "fixture", "shape": {"M": 1000, "N": 33}},
 ]
 
-#: Held-out pairs (``bench/holdout/``): kernels written in the patterns of issue 25's misses on kernels we do not
-#: have, kept out of the cost model's development (never fitted on); run them with ``--pairs 16,17,18,19
-#: --out bench/results/holdout`` so their summary stays apart from the dev bench's.
+#: Held-out pairs, kept out of the cost model's development (never fitted on): four kernels written in the
+#: patterns of issue 25's misses on kernels we do not have (``bench/holdout/``), and Mamba2's chunked C.B^T of
+#: mamba-ssm 2.3.2.post1 with its authors' list (``bash bench/fetch_holdout_corpus.sh`` fetches it; not in the
+#: dev corpus).  Run them with ``--pairs 16,17,18,19,20`` and their own ``--out`` so their summary stays apart.
 HOLDOUT_PAIRS: List[Dict[str, Any]] = [
     {"kernel": "skinny_linear_act", "source": "holdout", "shape": {"M": 48, "N": 11008, "K": 4096}},
     {"kernel": "tall_k_matmul", "source": "holdout", "shape": {"M": 1024, "N": 384, "K": 14336}},
     {"kernel": "rows_log_softmax", "source": "holdout", "shape": {"M": 8192, "N": 6144}},
     {"kernel": "chunk_attn_out", "source": "holdout", "shape": {"BH": 32, "T": 4096, "K": 128, "V": 128, "BT": 64}},
+    {"kernel": "bmm_chunk_fwd", "source": "mamba-ssm",
+     "shape": {"batch": 2, "seqlen": 4096, "ngroups": 8, "K": 128, "chunk_size": 256}},
 ]
 GPU_PAIRS = GPU_PAIRS + HOLDOUT_PAIRS
 
@@ -256,7 +259,76 @@ L2NORM_FWD = LibraryProblem(
     "l2norm_fwd", _L2NORM, "l2norm_fwd_kernel", ["D", "NB"], _l2norm_hand, _l2norm_args, _l2norm_launch,
     _l2norm_reference, lambda a: [a["y"], a["rstd"]], {"atol": 2e-2, "rtol": 2e-2})
 
-LIBRARY = {p.name: p for p in (SCALED_INT8_MM, BLOCKWISE_FP8_GEMM, L2NORM_FWD)}
+
+# ---------------------------------------------------------------- mamba-ssm (held out): Mamba2's chunked C.B^T
+_BMM_CHUNK = "mamba-ssm/mamba_ssm-2.3.2.post1/mamba_ssm/ops/triton/ssd_bmm.py"
+
+
+def _bmm_chunk_hand() -> list:
+    """mamba_ssm/ops/triton/ssd_bmm.py, ``_bmm_chunk_fwd_kernel``'s configs (lines 24-32)."""
+    import triton
+
+    rows = [(128, 256, 64, 3, 8), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4), (128, 64, 32, 4, 4),
+            (64, 128, 32, 4, 4), (128, 32, 32, 4, 4), (64, 32, 32, 5, 2), (32, 64, 32, 5, 2), (64, 64, 32, 4, 2)]
+    return [triton.Config({"BLOCK_SIZE_M": m, "BLOCK_SIZE_N": n, "BLOCK_SIZE_K": k}, num_stages=st, num_warps=w)
+            for m, n, k, st, w in rows]
+
+
+def _bmm_chunk_args(shape: Dict[str, int], device: str = "cpu") -> Dict[str, Any]:
+    """As Mamba2's forward calls it (``ssd_combined.py``: ``_bmm_chunk_fwd(C, B, chunk_size, seq_idx,
+    output_dtype=torch.float32)``): grouped inputs (batch, seqlen, ngroups, d_state), not causal, no seq_idx."""
+    import torch
+    import triton.language as tl
+
+    batch, seqlen, groups, k, cs = shape["batch"], shape["seqlen"], shape["ngroups"], shape["K"], shape["chunk_size"]
+    nchunks = -(-seqlen // cs)
+    gen = torch.Generator(device="cpu").manual_seed(0)
+    dtype = torch.float32 if device == "cpu" else torch.bfloat16
+    a = torch.randn(batch, seqlen, groups, k, generator=gen).to(device=device, dtype=dtype)
+    b = torch.randn(batch, seqlen, groups, k, generator=gen).to(device=device, dtype=dtype)
+    out = torch.empty(batch, nchunks, groups, cs, cs, device=device, dtype=torch.float32)
+    return {"a_ptr": a, "b_ptr": b, "out_ptr": out, "seq_idx_ptr": None, "seqlen": seqlen, "chunk_size": cs, "K": k,
+            "ngroups": groups, "stride_a_batch": a.stride(0), "stride_a_seqlen": a.stride(1),
+            "stride_a_head": a.stride(2), "stride_ak": a.stride(3), "stride_b_batch": b.stride(0),
+            "stride_b_seqlen": b.stride(1), "stride_b_head": b.stride(2), "stride_bk": b.stride(3),
+            "stride_out_batch": out.stride(0), "stride_out_chunk": out.stride(1), "stride_out_head": out.stride(2),
+            "stride_outm": out.stride(3), "stride_outn": out.stride(4), "stride_seq_idx_batch": 0,
+            "stride_seq_idx_seqlen": 0, "IS_CAUSAL": False,
+            "dot_dtype": tl.float32 if dtype == torch.float32 else tl.bfloat16, "HAS_SEQ_IDX": False}
+
+
+def _bmm_chunk_launch(kernel, args, **meta) -> None:
+    import triton
+
+    cs, batch = args["chunk_size"], args["a_ptr"].shape[0]
+    nchunks = -(-args["seqlen"] // cs)
+    kernel[lambda mt: (triton.cdiv(cs, mt["BLOCK_SIZE_M"]) * triton.cdiv(cs, mt["BLOCK_SIZE_N"]), batch,
+                       nchunks * args["ngroups"])](**args, **meta)
+
+
+def _bmm_chunk_reference(a: Dict[str, Any]) -> list:
+    import torch
+
+    x, y, cs = a["a_ptr"].float(), a["b_ptr"].float(), a["chunk_size"]
+    batch, seqlen, groups, k = x.shape
+    if seqlen % cs:
+        raise ValueError(f"bmm_chunk_fwd: the reference needs seqlen ({seqlen}) a multiple of chunk_size ({cs})")
+    x = x.view(batch, seqlen // cs, cs, groups, k)
+    y = y.view(batch, seqlen // cs, cs, groups, k)
+    return [torch.einsum("bcigk,bcjgk->bcgij", x, y)]
+
+
+BMM_CHUNK_FWD = LibraryProblem(
+    "bmm_chunk_fwd", _BMM_CHUNK, "_bmm_chunk_fwd_kernel", ["chunk_size", "K", "IS_CAUSAL"], _bmm_chunk_hand,
+    _bmm_chunk_args, _bmm_chunk_launch, _bmm_chunk_reference, lambda a: [a["out_ptr"]],
+    {"atol": 0.25, "rtol": 2e-2})
+
+LIBRARY = {p.name: p for p in (SCALED_INT8_MM, BLOCKWISE_FP8_GEMM, L2NORM_FWD, BMM_CHUNK_FWD)}
+
+
+def is_holdout(pair: Dict[str, Any]) -> bool:
+    """Whether a pair (or a result row) is a held-out kernel (:data:`HOLDOUT_PAIRS`), at any shape."""
+    return any(pair.get("kernel") == h["kernel"] and pair.get("source") == h["source"] for h in HOLDOUT_PAIRS)
 
 
 def load(pair: Dict[str, Any]):
@@ -283,6 +355,10 @@ def stage_corpus(dest: Path) -> List[Path]:
     """Copy the library files the pairs read into ``dest`` (same relative paths); the files written."""
     out = []
     for problem in LIBRARY.values():
+        if not problem.path.exists():  # a held-out library not fetched: its pair is skipped where it runs
+            print(f"stage_corpus: {problem.path} is missing (bash bench/fetch_corpus.sh, "
+                  "bash bench/fetch_holdout_corpus.sh); not staged")
+            continue
         target = Path(dest) / problem.relpath
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(problem.path, target)

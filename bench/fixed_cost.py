@@ -256,8 +256,8 @@ def record(indexes: List[int]) -> dict:
     out = {}
     for i in indexes:
         pair = cold_pairs.GPU_PAIRS[i]
-        if pair["source"] not in ("fixture", "holdout") and not cold_pairs.corpus_root().exists():
-            continue  # a library kernel needs the dev corpus
+        if pair["source"] not in ("fixture", "holdout") and not cold_pairs.load(pair).path.exists():
+            continue  # a library kernel needs its library's files (fetch_corpus.sh, fetch_holdout_corpus.sh)
         problem, capture = launch_of(pair)
         got = first_candidates(tuned_kernel(problem), capture)
         out[pair_name(pair)] = {"ranked": got["ranked"], "feasible": got["feasible"]}

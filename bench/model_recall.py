@@ -229,7 +229,7 @@ def cold_ranks(path: Path, target: str) -> List[Dict[str, Any]]:
     data = json.loads(Path(path).read_text())
     out = []
     for row in data.get("rows") or []:
-        if row.get("source") == "holdout" or not (row.get("reference") or {}).get("best"):
+        if cold_pairs.is_holdout(row) or not (row.get("reference") or {}).get("best"):
             continue
         problem = cold_pairs.load(row)
         order, pool, first, hard = model_ranking(row["kernel"], row["shape"], target, problem=problem)

@@ -116,6 +116,16 @@ def test_further_tiletune_runs_are_scored_against_one_best_known_and_their_moves
     assert "tiletune_repeat" not in summarize([_ref_row(10.0, 10.2, 11.0, 0.002)])
 
 
+def test_held_out_kernels_are_told_apart_by_kernel_and_source_at_any_shape():
+    import cold_pairs
+
+    mamba = {"kernel": "bmm_chunk_fwd", "source": "mamba-ssm", "shape": {"batch": 1}}
+    assert cold_pairs.is_holdout(mamba) and cold_pairs.is_holdout(dict(cold_pairs.HOLDOUT_PAIRS[0], shape={}))
+    assert not any(cold_pairs.is_holdout(p) for p in cold_pairs.GPU_PAIRS[:16])  # the dev bench
+    assert cold_pairs.load(mamba).HAND_CONFIGS[0].kwargs == {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 256,
+                                                            "BLOCK_SIZE_K": 64}
+
+
 @pytest.mark.slow
 def test_dry_run_writes_cold_rows_for_a_fixture_and_a_library_kernel(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
