@@ -300,10 +300,10 @@ def _bmm_chunk_args(shape: Dict[str, int], device: str = "cpu") -> Dict[str, Any
 def _bmm_chunk_launch(kernel, args, **meta) -> None:
     import triton
 
-    cs, batch = args["chunk_size"], args["a_ptr"].shape[0]
-    nchunks = -(-args["seqlen"] // cs)
+    cs = args["chunk_size"]
+    batch, nchunks, groups = args["out_ptr"].shape[:3]
     kernel[lambda mt: (triton.cdiv(cs, mt["BLOCK_SIZE_M"]) * triton.cdiv(cs, mt["BLOCK_SIZE_N"]), batch,
-                       nchunks * args["ngroups"])](**args, **meta)
+                       nchunks * groups)](**args, **meta)
 
 
 def _bmm_chunk_reference(a: Dict[str, Any]) -> list:

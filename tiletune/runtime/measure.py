@@ -308,7 +308,7 @@ class _Trial:
         load the device kernels they use.  Reads the tensors only; a failure here is left to the checks."""
         try:
             self._take_snapshot()
-            self.checker.warm_up({n: self.problem.bound[n] for n in self.names})
+            self.checker.warm_up(self.snapshot.tensors)
         except Exception:  # noqa: BLE001 - the checks themselves report what is wrong
             pass
 
