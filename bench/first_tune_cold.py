@@ -405,13 +405,14 @@ def run_pair(pair: dict, index: int, opts: argparse.Namespace) -> dict:
                                                 "invalid_picks", "rerun", "screened_ms", "picks_ms")}
     if more:
         row["tiletune_again"] = [{"side": s, "pick": _label(r.get("pick")), "first_s": r.get("first_s"),
-                                  "configs_timed": r.get("configs_timed"), "correct": r.get("correct")}
+                                  "configs_timed": r.get("configs_timed"), "correct": r.get("correct"),
+                                  "search": r.get("search")}
                                  for s, r in more.items()]
     score_row(row)
     row["process_s"] = {s: r.get("process_s") for s, r in list(sides.items()) + [("reference", ref)]}
     if errors:
         row["errors"] = errors
-    row["timings_ms"] = {s: r.get("timings_ms") for s, r in sides.items()}
+    row["timings_ms"] = {s: r.get("timings_ms") for s, r in {**sides, **more}.items()}  # a run that moved: why
     if "timeline" in tt:
         from tiletune.runtime.timeline import summary
 

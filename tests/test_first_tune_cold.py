@@ -146,6 +146,7 @@ def test_dry_run_writes_cold_rows_for_a_fixture_and_a_library_kernel(tmp_path):
         assert "errors" not in r
         (again,) = r["tiletune_again"]  # --tiletune-runs 2: one more first tune, its pick timed by the reference
         assert again["side"] == "tiletune#2" and again["correct"] and again["over_best"] is not None
+        assert again["search"]["first_batch"] >= 1 and r["timings_ms"]["tiletune#2"]  # why a run moved: its own
     assert data["summary"]["tiletune_repeat"]["runs_compared"] == 2
     assert data["timeline"]["events"] and data["timeline"]["summary"]["timing"] > 0
     assert "| kernel |" in (tmp_path / "first_tune_cold.md").read_text()
