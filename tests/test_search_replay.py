@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from concurrent.futures import TimeoutError as FuturesTimeout
 from contextlib import contextmanager
+from dataclasses import replace
 
 import pytest
 
@@ -142,3 +143,20 @@ def test_fast_compiles_leave_room_for_the_descent(monkeypatch):
     facts = tuned.search_facts
     assert len(queues) >= 2 and facts["descent_measured"] >= 1
     assert tuned.bench_time <= 1.1 * time_budget(policy, 0.2)
+
+
+@pytest.mark.parametrize("ceiling", [1.0, None])
+def test_a_first_batch_that_leaves_no_room_for_a_round_buys_one_up_to_the_ceiling(monkeypatch, ceiling):
+    """Every config compiles in 1 s and a screening takes 0.16 s: the first batch of 8 ends with 0.86 s of the
+    0.7-hand-list budget left after the re-timing's reserve, short of a round (a compile wave and a point).
+    With ``hand_lists_max`` the budget grows to hold one round of 8 (one wave), within 1.0 hand list, the
+    descent measures, and the first tune ends within 10% of the grown budget; without it, no descent."""
+    tuned, _, queues, policy = _replay(monkeypatch, lambda config: 1.0, measure_ms=160.0, hand_lists_max=ceiling)
+    facts = tuned.search_facts
+    if ceiling is None:
+        assert facts["budget_for_a_round_s"] == 0 and facts["descent_measured"] == 0 and len(queues) == 1
+        assert facts["time_budget_s"] == pytest.approx(time_budget(policy, 1.0))
+        return
+    assert facts["budget_for_a_round_s"] > 0 and facts["descent_measured"] >= 1 and len(queues) >= 2
+    assert time_budget(policy, 1.0) < facts["time_budget_s"] <= time_budget(replace(policy, hand_lists=1.0), 1.0)
+    assert tuned.bench_time <= 1.1 * facts["time_budget_s"]

@@ -14,7 +14,7 @@ the search strategy is :mod:`~tiletune.runtime.strategies`'.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import triton
@@ -29,7 +29,7 @@ from .measure import LATE_REP_MS, LATE_WARMUP_MS, RETIME_MAX, SCREEN_REP_MS, SCR
 from .measure import _retime_rounds
 from .screening import graph_rescreen_set
 from .report import TuningReport, config_str
-from .search import Point, first_batch, first_batch_size, resolve_search, time_budget
+from .search import Point, first_batch, first_batch_size, resolve_search, time_budget, with_first_round
 from .strategies import Budget, Space, run_strategy
 
 __all__ = ["BenchSettings", "MeasureStage", "Measured", "kernel_call"]
@@ -379,19 +379,27 @@ class MeasureStage:
 
         seconds = trial.search_seconds(policy)
         reserve = trial.retime_cost_s(RETIME_MAX, _retime_rounds())
+        compile_s = max(trial.compile_s or 0.0, trial.compile_latency_s or 0.0)
+        point_s = trial.retime_cost_s(1, 1)
+        workers = trial.compile_workers()
+        priced = seconds
+        price = trial.price_s if trial.price_s is not None else trial.compile_s
+        if policy.hand_lists_max is not None and price is not None:  # room for one round (one compile wave)
+            ceiling = time_budget(replace(policy, hand_lists=policy.hand_lists_max), price, trial.setup_s)
+            points = min(policy.first_max, workers) if workers else policy.first_max
+            seconds = with_first_round(seconds, _bench.clock() - t_start, reserve, compile_s + points * point_s,
+                                       ceiling)
         trial.deadline = t_start + seconds  # a round the estimate let start stops here (Trial.left_s)
         space = Space(ranked=[point(c) for c in trial.configs], feasible=feasible, cost=cost, tiling=ctx.tiling,
                       hints=dict(self.hints or {}), launch_options=not interp,
                       warps=ctx.domain("num_warps", WARPS),
                       stages=ctx.domain("num_stages", range(MIN_STAGES, MAX_STAGES + 1)))
         budget = Budget(policy, seconds=seconds, clock=_bench.clock, started=t_start, reserve_s=reserve,
-                        compile_s=max(trial.compile_s or 0.0, trial.compile_latency_s or 0.0),
-                        point_s=trial.retime_cost_s(1, 1), compile_workers=trial.compile_workers(),
-                        agree_round=agree_round)
+                        compile_s=compile_s, point_s=point_s, compile_workers=workers, agree_round=agree_round)
         result = run_strategy(policy.strategy, measure, budget, space, known)
         for a, b, ms in result.moves:
             trial.problem.report.note(f"descent: [{config_str(config(a))}] -> [{config_str(config(b))}] ({ms:.4f} ms)")
         return {"descent_measured": result.measured, "descent_rejected": result.rejected,
                 "descent_moves": len(result.moves), "descent_stopped": result.stopped,
-                "time_budget_s": seconds, "setup_s": trial.setup_s, "compile_s": trial.compile_s,
-                "price_s": trial.price_s, "compile_latency_s": trial.compile_latency_s}
+                "time_budget_s": seconds, "budget_for_a_round_s": seconds - priced, "setup_s": trial.setup_s,
+                "compile_s": trial.compile_s, "price_s": trial.price_s, "compile_latency_s": trial.compile_latency_s}

@@ -60,6 +60,7 @@ __all__ = [
     "Descent",
     "config_signature",
     "time_budget",
+    "with_first_round",
     "HAND_LIST_CONFIGS",
     "STOCK_BENCH_S",
     "COMPILE_TIE",
@@ -96,7 +97,10 @@ class SearchPolicy:
     the centre; ``max_compiles``/``max_seconds``: the descent's budget (new
     configs measured, wall seconds since tuning began); ``hand_lists``: the
     time budget in hand-list costs (:func:`time_budget`; None: only
-    ``max_seconds``); ``synth_top_k``: how many ranked candidates synthesis
+    ``max_seconds``); ``hand_lists_max``: where the first batch leaves the
+    time budget no room for a descent round, the budget grows to hold one,
+    up to this many hand lists (:func:`with_first_round`; None: never);
+    ``synth_top_k``: how many ranked candidates synthesis
     returns (the pool the first batch draws from; ``exhaustive`` asks for
     many); ``strategy``: the registered search strategy that measures after
     the first batch (:mod:`~tiletune.runtime.strategies`; ``descent`` by default).
@@ -112,6 +116,7 @@ class SearchPolicy:
     max_compiles: int = 48
     max_seconds: float = 30.0
     hand_lists: Optional[float] = None
+    hand_lists_max: Optional[float] = None
     synth_top_k: int = 16
     strategy: str = "descent"
 
@@ -120,12 +125,16 @@ class SearchPolicy:
 #: issue 25's goal for a cold first tune against the hand list), ``fast`` half that; each descent round
 #: compiles its neighbours in parallel.  At ``hand_lists=1`` the H100 cold bench's slow-compiling pairs
 #: (block_ptr_matmul, batched_matmul: 0.8-1.6 s a compile) ended at 1.2-1.4x their hand lists
-#: (bench/results/first_tune_cold_runs/h100_2b1483f_first_tune_cold.md, 2026-11-26).
+#: (bench/results/first_tune_cold_runs/h100_2b1483f_first_tune_cold.md, 2026-11-26).  Where the first batch
+#: leaves no room for one descent round, the budget grows to hold it, up to ``hand_lists_max``: on the H200 at
+#: 2e11a26, 7 of 21 cold first tunes ran no descent (matmul-family kernels, a compile wave of 0.3-1.9 s against
+#: 0.35-1.3 s left), and the held-out skinny_linear_act stayed 6.4% behind its hand list for the want of one
+#: round, which a second run, its budget 1 s larger, spent to reach the best known.
 SEARCH_MODES: Dict[str, SearchPolicy] = {
     "fast": SearchPolicy("fast", first_min=2, first_max=4, seeds=1, max_compiles=8, max_seconds=3.0,
-                         hand_lists=0.35, synth_top_k=8),
+                         hand_lists=0.35, hand_lists_max=0.5, synth_top_k=8),
     "default": SearchPolicy("default", first_min=3, first_max=8, seeds=2, max_compiles=40, max_seconds=8.0,
-                            hand_lists=0.7, synth_top_k=16),
+                            hand_lists=0.7, hand_lists_max=1.0, synth_top_k=16),
     "exhaustive": SearchPolicy("exhaustive", first_min=100_000, first_max=100_000, descent=False,
                                max_compiles=0, max_seconds=float("inf"), synth_top_k=100_000),
 }
@@ -188,6 +197,19 @@ def time_budget(policy: SearchPolicy, compile_s: Optional[float], setup_s: float
         return policy.max_seconds
     hand = HAND_LIST_CONFIGS * (max(0.0, compile_s) + STOCK_BENCH_S)
     return min(policy.max_seconds, policy.hand_lists * hand + max(0.0, setup_s))
+
+
+def with_first_round(seconds: float, elapsed: float, reserve_s: float, round_s: float, ceiling: float) -> float:
+    """The descent's time budget made to hold its first round: where a round of ``round_s`` no longer fits
+    ``seconds`` after the ``elapsed`` seconds with ``reserve_s`` kept back (the re-timing), the seconds at
+    which that round and the reserve end, when that is within ``ceiling``; else ``seconds``.
+
+    A search that measures only its first batch measures the model's picks: the descent is what corrects
+    the model, so one round of it is worth a little more time.  ``ceiling`` bounds that
+    (``hand_lists_max`` hand lists, :func:`time_budget`); a round past it is not bought at all.
+    """
+    need = elapsed + reserve_s + round_s
+    return need if seconds < need <= ceiling else seconds
 
 
 def _interpreting() -> bool:
