@@ -19,7 +19,7 @@ import pytest
 import tiletune
 from tiletune.runtime import bench
 from tiletune.runtime import measure as measure_mod
-from tiletune.runtime.search import SearchPolicy, time_budget
+from tiletune.runtime.search import SearchPolicy, time_budget, with_first_round
 from tests.test_search import Injected, launch, scale2d_kernel
 
 
@@ -160,3 +160,10 @@ def test_a_first_batch_that_leaves_no_room_for_a_round_buys_one_up_to_the_ceilin
     assert facts["budget_for_a_round_s"] > 0 and facts["descent_measured"] >= 1 and len(queues) >= 2
     assert time_budget(policy, 1.0) < facts["time_budget_s"] <= time_budget(replace(policy, hand_lists=1.0), 1.0)
     assert tuned.bench_time <= 1.1 * facts["time_budget_s"]
+
+
+def test_the_budget_grows_to_hold_one_round_only_where_the_round_no_longer_fits_and_the_ceiling_allows():
+    # 2.0 s spent, 0.2 s kept for the re-timing, a round of 0.5 s: 2.7 s needed
+    assert with_first_round(3.0, 2.0, 0.2, 0.5, ceiling=4.0) == 3.0  # it fits: the budget stays
+    assert with_first_round(2.5, 2.0, 0.2, 0.5, ceiling=4.0) == pytest.approx(2.7)  # grown to hold it
+    assert with_first_round(2.5, 2.0, 0.2, 0.5, ceiling=2.6) == 2.5  # past the ceiling: not bought at all

@@ -387,8 +387,9 @@ class MeasureStage:
         if policy.hand_lists_max is not None and price is not None:  # room for one round (one compile wave)
             ceiling = time_budget(replace(policy, hand_lists=policy.hand_lists_max), price, trial.setup_s)
             points = min(policy.first_max, workers) if workers else policy.first_max
-            seconds = with_first_round(seconds, _bench.clock() - t_start, reserve, compile_s + points * point_s,
-                                       ceiling)
+            # a point more than the round: the clock moves on before the descent prices its first round
+            seconds = with_first_round(seconds, _bench.clock() - t_start, reserve,
+                                       compile_s + (points + 1) * point_s, ceiling)
         trial.deadline = t_start + seconds  # a round the estimate let start stops here (Trial.left_s)
         space = Space(ranked=[point(c) for c in trial.configs], feasible=feasible, cost=cost, tiling=ctx.tiling,
                       hints=dict(self.hints or {}), launch_options=not interp,
