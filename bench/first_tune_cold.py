@@ -356,12 +356,14 @@ def disturbed_picks(ref: dict, own_ms: Dict[str, Optional[float]]) -> List[str]:
 def merge_references(first: dict, again: dict, disturbed: List[str]) -> dict:
     """Two reference processes of one pair: each config's faster reading (interference only ever slows a kernel
     down), the best known from the faster best; the first process's readings kept under ``rerun``."""
+    def faster(x: Optional[float], y: Optional[float]) -> Optional[float]:
+        return min((v for v in (x, y) if v), default=None)
+
     out = dict(again)
     for key in ("tiletune_ms", "hand_ms"):
-        vals = [v for v in (first.get(key), again.get(key)) if v]
-        out[key] = min(vals) if vals else None
+        out[key] = faster(first.get(key), again.get(key))
     a, b = first.get("picks_ms") or {}, again.get("picks_ms") or {}
-    out["picks_ms"] = {side: min((v for v in (a.get(side), b.get(side)) if v), default=None) for side in {**a, **b}}
+    out["picks_ms"] = {side: faster(a.get(side), b.get(side)) for side in {**a, **b}}
     if first.get("best_ms") and (not again.get("best_ms") or first["best_ms"] < again["best_ms"]):
         for key in ("best", "best_from", "best_ms", "unstable"):
             out[key] = first.get(key)
@@ -390,8 +392,9 @@ def run_pair(pair: dict, index: int, opts: argparse.Namespace) -> dict:
     row["tiletune_pick"], row["hand_pick"] = _label(tt.get("pick")), _label(hand.get("pick"))
     row["tiletune_correct"], row["hand_correct"] = tt.get("correct"), hand.get("correct")
     row["search"] = tt.get("search")
-    errors = {s: r["error"] for s, r in {**sides, **more}.items() if "error" in r}
-    picks = {s: r.get("pick") for s, r in {**sides, **more}.items() if r.get("pick")}
+    every = {**sides, **more}
+    errors = {s: r["error"] for s, r in every.items() if "error" in r}
+    picks = {s: r.get("pick") for s, r in every.items() if r.get("pick")}
     ref = run_side(pair, "reference", opts, picks=picks) if picks and not opts.no_reference else {}
     disturbed = disturbed_picks(ref, {s: r.get("pick_ms") for s, r in sides.items()})
     if disturbed:  # a pick timed far slower than its own tuner measured it: measure the reference again
@@ -412,7 +415,7 @@ def run_pair(pair: dict, index: int, opts: argparse.Namespace) -> dict:
     row["process_s"] = {s: r.get("process_s") for s, r in list(sides.items()) + [("reference", ref)]}
     if errors:
         row["errors"] = errors
-    row["timings_ms"] = {s: r.get("timings_ms") for s, r in {**sides, **more}.items()}  # a run that moved: why
+    row["timings_ms"] = {s: r.get("timings_ms") for s, r in every.items()}  # a run whose pick moved: why
     if "timeline" in tt:
         from tiletune.runtime.timeline import summary
 

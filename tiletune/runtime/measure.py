@@ -200,10 +200,15 @@ class _Trial:
             self.price_s = est
         self.deadline = min(self.deadline, start + budget(self.price_s, setup))
 
+    def budget_price_s(self) -> Optional[float]:
+        """One compile's price in the search's time budget: the first compile that finished (:attr:`price_s`;
+        big tiles' slower compiles do not widen it), else the median compile (None: nothing compiled)."""
+        return self.price_s if self.price_s is not None else self.compile_s
+
     def search_seconds(self, policy: Any) -> float:
-        """The search's time budget after the first batch, priced at the first compile that finished
-        (:attr:`price_s`; big tiles' slower compiles do not widen it), never past the first batch's deadline."""
-        seconds = time_budget(policy, self.price_s if self.price_s is not None else self.compile_s, self.setup_s)
+        """The search's time budget after the first batch, priced at :meth:`budget_price_s`, never past the
+        first batch's deadline."""
+        seconds = time_budget(policy, self.budget_price_s(), self.setup_s)
         if self.deadline is not None and self.budget_of is not None:
             seconds = min(seconds, self.deadline - self.budget_of[0])
         return seconds

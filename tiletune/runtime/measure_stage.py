@@ -383,7 +383,7 @@ class MeasureStage:
         point_s = trial.retime_cost_s(1, 1)
         workers = trial.compile_workers()
         priced = seconds
-        price = trial.price_s if trial.price_s is not None else trial.compile_s
+        price = trial.budget_price_s()
         if policy.hand_lists_max is not None and price is not None:  # room for one round (one compile wave)
             ceiling = time_budget(replace(policy, hand_lists=policy.hand_lists_max), price, trial.setup_s)
             points = min(policy.first_max, workers) if workers else policy.first_max
