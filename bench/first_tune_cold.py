@@ -133,7 +133,8 @@ def side_first_tune(pair: dict, side: str, dry: bool, profile: bool) -> dict:
            "timings_ms": [[_label(_config_dict(c)), _finite(_ms(t))] for c, t in timings.items()]}
     if side == "tiletune":
         out["search"] = {k: facts.get(k) for k in ("search", "first_batch", "pool", "measured", "descent_measured",
-                                                   "descent_stopped", "time_budget_s", "compile_s", "price_s",
+                                                   "descent_filled", "descent_stopped", "time_budget_s",
+                                                   "budget_for_a_round_s", "compile_s", "price_s",
                                                    "seconds", "batches", "compiled_in", "deadline_s", "abandoned",
                                                    "late_timed", "check_probes", "bench_call_s", "retime_short",
                                                    "retime_graph", "screen_graph", "graph_rescreened")}

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 
-from tiletune.runtime.search import Descent, Point, SearchPolicy, neighbours
+from tiletune.runtime.descent import Descent
+from tiletune.runtime.search import Point, SearchPolicy, neighbours
 from tests.search_helpers import bowl
 
 

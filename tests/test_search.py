@@ -18,9 +18,9 @@ import triton.language as tl
 import tiletune
 from tiletune.runtime import bench, decision
 from tiletune.tune import autotune as tune_function
+from tiletune.runtime.descent import Descent
 from tiletune.runtime.search import (
     SEARCH_MODES,
-    Descent,
     Point,
     SearchPolicy,
     first_batch_size,
@@ -499,7 +499,8 @@ def test_candidates_timed_while_others_compiled_are_timed_again_and_keep_the_low
 
 
 def test_a_gaining_move_is_repeated_one_step_at_a_time_down_a_long_valley():
-    from tiletune.runtime.search import diverse_seeds, repeat_move
+    from tiletune.runtime.descent import diverse_seeds
+    from tiletune.runtime.search import repeat_move
 
     assert repeat_move(Point.of({"B": 128}, 16, 3), Point.of({"B": 64}, 16, 3)).values() == {"B": 32}
     assert repeat_move(Point.of({"B": 4}, 16, 3), Point.of({"B": 4}, 8, 3)).num_warps == 4

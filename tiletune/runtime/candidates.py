@@ -125,6 +125,12 @@ class SynthesisContext:
                 self._tiling_costs[its] = min(self._tiling_costs.get(its, c), c)
         return self._tiling_costs.get(items)
 
+    def by_cost(self) -> List[Tuple[Dict[str, Any], int, int]]:
+        """Every feasible point the model enumerated, ``(kwargs, num_warps, num_stages)``, cheapest modelled cost
+        first (ties in enumeration order)."""
+        ranked = sorted(self.point_costs.items(), key=lambda kv: kv[1])
+        return [(dict(items), warps, stages) for (items, warps, stages), _ in ranked]
+
     def domain(self, name: str, default: Any) -> list:
         """The values synthesis considers for ``name`` (``num_warps``, ``num_stages``), else ``default``."""
         try:

@@ -7,7 +7,7 @@ the ones already compiled are timed (:func:`~tiletune.runtime.parallel_compile.c
 runs; with a process group every drop and time is agreed
 (:mod:`~tiletune.runtime.distributed`).  The first batch is the model's
 leading candidates (:func:`~tiletune.runtime.search.first_batch_size`);
-then :class:`~tiletune.runtime.search.Descent` measures its way from the
+then :class:`~tiletune.runtime.descent.Descent` measures its way from the
 best measured configs (synthesized configs only: a hand list is measured as
 given).  The leading three are re-timed interleaved before the winner is
 picked.

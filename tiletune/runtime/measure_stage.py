@@ -286,8 +286,10 @@ class MeasureStage:
         if trial.deadline is not None:
             facts["deadline_s"] = trial.deadline - t_start
         report.note(f"search {policy.name}: {facts['first_batch']} of {len(configs)} ranked candidate(s) measured "
-                    f"first, {facts.get('descent_measured', 0)} more by the descent "
-                    f"({facts.get('descent_stopped', 'no descent')})")
+                    f"first, {facts.get('descent_measured', 0)} more by the descent"
+                    + (f" ({facts['descent_filled']} of them the model's next best, in idle compile slots)"
+                       if facts.get("descent_filled") else "")
+                    + f" ({facts.get('descent_stopped', 'no descent')})")
         _timeline.add("search", f"{len(configs)} candidate(s) in the pool", t_start, t_start + bench_time)
         extra: Dict[str, Any] = {"search_facts": facts}
         if trial.active:
@@ -343,7 +345,7 @@ class MeasureStage:
         return _bench.get_bench(self.method_used, warmup=SCREEN_WARMUP_MS, rep=SCREEN_REP_MS)
 
     def _descend(self, trial: _Trial, policy: Any, t_start: float, pg: Any) -> Dict[str, Any]:
-        """Coordinate descent from the best measured configs (see :class:`~tiletune.runtime.search.Descent`)."""
+        """Coordinate descent from the best measured configs (see :class:`~tiletune.runtime.descent.Descent`)."""
         ctx = self.synthesis
         interp = _bench.interpreting()
 
@@ -366,8 +368,6 @@ class MeasureStage:
             return [got.get(i, trial.timings.get(i)) for i in idx]
 
         def agree_round(k: int) -> int:  # every rank measures as many as the least of them affords
-            if not _dd.is_active(pg):
-                return k
             return min(int(x) for x in _dd.all_gather_json(int(k), pg))
 
         def cost(p: Point) -> Optional[float]:
@@ -391,16 +391,21 @@ class MeasureStage:
             seconds = with_first_round(seconds, _bench.clock() - t_start, reserve,
                                        compile_s + (points + 1) * point_s, ceiling)
         trial.deadline = t_start + seconds  # a round the estimate let start stops here (Trial.left_s)
-        space = Space(ranked=[point(c) for c in trial.configs], feasible=feasible, cost=cost, tiling=ctx.tiling,
+        # the idle compile slots of a round take the model's next-best points (Descent's fill)
+        by_cost = list(dict.fromkeys(point(Config(kw, num_warps=w, num_stages=s)) for kw, w, s in ctx.by_cost()))
+        space = Space(ranked=[point(c) for c in trial.configs], by_cost=by_cost, feasible=feasible, cost=cost,
+                      tiling=ctx.tiling,
                       hints=dict(self.hints or {}), launch_options=not interp,
                       warps=ctx.domain("num_warps", WARPS),
                       stages=ctx.domain("num_stages", range(MIN_STAGES, MAX_STAGES + 1)))
         budget = Budget(policy, seconds=seconds, clock=_bench.clock, started=t_start, reserve_s=reserve,
-                        compile_s=compile_s, point_s=point_s, compile_workers=workers, agree_round=agree_round)
+                        compile_s=compile_s, point_s=point_s, compile_workers=workers,
+                        agree_round=agree_round if _dd.is_active(pg) else None)
         result = run_strategy(policy.strategy, measure, budget, space, known)
         for a, b, ms in result.moves:
             trial.problem.report.note(f"descent: [{config_str(config(a))}] -> [{config_str(config(b))}] ({ms:.4f} ms)")
-        return {"descent_measured": result.measured, "descent_rejected": result.rejected,
+        return {"descent_measured": result.measured, "descent_filled": result.filled,
+                "descent_rejected": result.rejected,
                 "descent_moves": len(result.moves), "descent_stopped": result.stopped,
                 "time_budget_s": seconds, "budget_for_a_round_s": seconds - priced, "setup_s": trial.setup_s,
                 "compile_s": trial.compile_s, "price_s": trial.price_s, "compile_latency_s": trial.compile_latency_s}

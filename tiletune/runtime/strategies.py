@@ -14,7 +14,7 @@ points, its feasibility check and cost, the tiling parameters, hints and the
 the policy, the time budget on an injectable clock, the compile parallelism);
 ``measured`` the times known already (the first batch's).
 
-Registered: ``"descent"`` (:class:`~tiletune.runtime.search.Descent`, the
+Registered: ``"descent"`` (:class:`~tiletune.runtime.descent.Descent`, the
 default search's second phase) and ``"screen"`` (the ranked points in order
 while the budget lasts, no moves: the exhaustive screening's way).
 :func:`register_strategy` adds one; ``SearchPolicy.strategy`` names the one a
@@ -27,7 +27,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-from .search import MAX_STAGES, MIN_STAGES, SEARCH_MODES, STRATEGY_NAMES, WARPS, Descent, Point, SearchPolicy
+from .descent import Descent
+from .search import MAX_STAGES, MIN_STAGES, SEARCH_MODES, STRATEGY_NAMES, WARPS, Point, SearchPolicy
 
 __all__ = ["Space", "Budget", "StrategyResult", "Strategy", "register_strategy", "strategy_names", "get_strategy",
            "run_strategy"]
@@ -37,10 +38,12 @@ Benchmark = Callable[[List[Point]], Sequence[Optional[float]]]
 
 @dataclass
 class Space:
-    """Where a strategy may search: the model's ranked points (best first), its feasibility check and cost
+    """Where a strategy may search: the model's ranked points (best first, with variety: the candidates),
+    every feasible point it enumerated in its cost order (``by_cost``), its feasibility check and cost
     (None: unknown), the tiling parameters moves scale, the hints' values, and the launch options' values."""
 
     ranked: List[Point] = field(default_factory=list)
+    by_cost: List[Point] = field(default_factory=list)
     feasible: Callable[[Point], bool] = lambda p: True
     cost: Optional[Callable[[Point], Optional[float]]] = None
     tiling: Sequence[str] = ()
@@ -77,8 +80,9 @@ class Budget:
 @dataclass
 class StrategyResult:
     """What a strategy did: every time known (measured before included; None = failed), the best point and
-    its time (None when nothing ran), the moves it took (``(from, to, ms)``), how many points it measured,
-    how many the model rejected, and why it stopped."""
+    its time (None when nothing ran), the moves it took (``(from, to, ms)``), how many points it measured
+    (``filled`` of them in idle compile slots, :class:`~tiletune.runtime.descent.Descent`), how many the model
+    rejected, and why it stopped."""
 
     times: Dict[Point, Optional[float]]
     best: Optional[Point]
@@ -87,6 +91,7 @@ class StrategyResult:
     measured: int
     rejected: int
     stopped: str
+    filled: int = 0
 
 
 Strategy = Callable[[Benchmark, Budget, Space, Mapping[Point, Optional[float]]], StrategyResult]
@@ -133,15 +138,16 @@ def _best(times: Mapping[Point, Optional[float]]) -> tuple:
 
 def descent(benchmark: Benchmark, budget: Budget, space: Space,
             measured: Mapping[Point, Optional[float]]) -> StrategyResult:
-    """Coordinate descent from the best of ``measured`` (:class:`~tiletune.runtime.search.Descent`)."""
+    """Coordinate descent from the best of ``measured`` (:class:`~tiletune.runtime.descent.Descent`)."""
     d = Descent(benchmark, space.feasible, budget.policy, space.tiling, space.hints,
                 launch_options=space.launch_options, warps=space.warps, stages=space.stages,
                 clock=budget.clock, started=budget.started, agree_round=budget.agree_round,
                 seconds=budget.seconds, reserve_s=budget.reserve_s, compile_s=budget.compile_s,
-                point_s=budget.point_s, cost=space.cost, compile_workers=budget.compile_workers)
+                point_s=budget.point_s, cost=space.cost, compile_workers=budget.compile_workers,
+                fill=space.by_cost)
     r = d.run(measured)
     best, ms = _best(r.times)
-    return StrategyResult(r.times, best, ms, r.moves, r.measured, r.rejected, r.stopped)
+    return StrategyResult(r.times, best, ms, r.moves, r.measured, r.rejected, r.stopped, len(d.filled))
 
 
 def screen(benchmark: Benchmark, budget: Budget, space: Space,
