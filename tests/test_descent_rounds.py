@@ -1,4 +1,4 @@
-"""The descent's rounds (runtime/search.py): rounds cut by the budget or the compile count, the joint first
+"""The descent's rounds (runtime/descent.py): rounds cut by the budget or the compile count, the joint first
 round of the seeds, rounds priced in waves of compiles, the second ring.  Clocks and timings are injected."""
 
 from __future__ import annotations
