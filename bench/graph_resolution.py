@@ -10,7 +10,7 @@ run-to-run spread, and how far the length's own pick is from the longest replay'
 
     python bench/graph_resolution.py --out DIR [--pairs 4,15] [--reps 1,5,25] [--rounds 7] [--sample 24]
 
-Writes ``DIR/graph_resolution.{json,md}``.  ``--pairs`` index ``cold_pairs.PAIRS``.
+Writes ``DIR/graph_resolution.{json,md}``.  ``--pairs`` index ``cold_pairs.GPU_PAIRS``.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     results, t0 = [], time.perf_counter()
     for i in (int(x) for x in opts.pairs.split(",")):
-        results.append(measure_pair(cold_pairs.PAIRS[i], reps, opts.rounds, opts.sample))
+        results.append(measure_pair(cold_pairs.GPU_PAIRS[i], reps, opts.rounds, opts.sample))
     (out / "graph_resolution.json").write_text(json.dumps({"results": results, "wall_s": time.perf_counter() - t0},
                                                           indent=1))
     lines = ["# CUDA-graph timing of short kernels by replay length", "",
