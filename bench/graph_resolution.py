@@ -100,9 +100,17 @@ def main(argv=None) -> int:
     results, t0 = [], time.perf_counter()
     for i in (int(x) for x in opts.pairs.split(",")):
         results.append(measure_pair(cold_pairs.GPU_PAIRS[i], reps, opts.rounds, opts.sample))
-    (out / "graph_resolution.json").write_text(json.dumps({"results": results, "wall_s": time.perf_counter() - t0},
-                                                          indent=1))
+    import torch
+
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "argv": sys.argv[1:], "device": torch.cuda.get_device_name(),
+            "commit": lib.checkout_commit(Path(__file__).resolve().parent.parent), "wall_s": time.perf_counter() - t0}
+    (out / "graph_resolution.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
     lines = ["# CUDA-graph timing of short kernels by replay length", "",
+             f"Run {meta['date']} on {meta['device']} (commit {meta['commit']}): "
+             f"`python bench/graph_resolution.py {' '.join(meta['argv'])}`. Per pair, a seeded sample of its grid, "
+             "each config timed by `do_bench_cudagraph` at each replay length, interleaved over the rounds in one "
+             "process; offset and spread are medians over the configs, the pick is the length's own fastest "
+             "(median over rounds) as the longest replay times it.", "",
              "| pair | kernel us | eager call us | rep ms | calls in graph | offset us | run-to-run spread | "
              "own pick / best |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for res in results:

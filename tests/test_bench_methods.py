@@ -358,6 +358,43 @@ def test_a_long_kernel_or_a_users_benchmark_keeps_the_event_screening():
     assert timed(lambda: "A") == 0.001 and log == [("event", "A")]
 
 
+def test_a_graph_holds_about_the_same_kernel_time_whatever_the_kernels_length():
+    """do_bench_cudagraph's graph holds ``rep`` over an eager call's time; an eager call of a 1.3 us kernel is
+    about 50 us of launch, so at GRAPH_REP_MS its graph held 18 calls (H200: 10% spread).  The replay budget
+    grows as the kernel shortens, between GRAPH_REP_MS and GRAPH_REP_MAX_MS."""
+    assert bench.graph_rep_ms(None) == bench.GRAPH_REP_MS
+    assert bench.graph_rep_ms(0.015) == bench.GRAPH_REP_MS  # a 15 us kernel: enough calls already
+    transpose = bench.graph_rep_ms(0.0013)
+    assert bench.GRAPH_REP_MS < transpose <= bench.GRAPH_REP_MAX_MS
+    calls = transpose / bench.EAGER_CALL_MS  # the graph's calls at the priced eager call
+    assert calls * 0.0013 == pytest.approx(bench.GRAPH_SPAN_MS)
+    assert bench.graph_rep_ms(0.0001) == bench.GRAPH_REP_MAX_MS  # capped
+    assert bench.graph_rep_ms(0.003) < transpose  # longer kernels, shorter replays
+
+
+def test_a_short_kernels_graphs_are_sized_at_the_decision_and_its_first_candidate_read_again():
+    """The first candidate's graph reading (at GRAPH_REP_MS) sizes the search's graphs; that candidate is read
+    again at the new size so that all of the search's readings come from graphs of one length, and the
+    re-timing's graphs keep it."""
+    reps, log = [], []
+
+    def graph_bench(fn, rep):
+        reps.append(rep)
+        return {"A": 0.0013, "B": 0.0014}[fn()] + (0.0003 if rep == bench.GRAPH_REP_MS else 0.0)
+
+    screen = bench.ShortKernelScreen(allowed=True, graph_bench=graph_bench)
+    timed = screen.wrap(_recorded({"A": iter([0.2])}, log, "event"))
+    assert timed(lambda: "A") == pytest.approx(0.0013)  # the reading at the search's length, not the first one
+    sized = bench.graph_rep_ms(0.0013 + 0.0003)  # the first reading sizes it
+    assert screen.rep_ms == pytest.approx(sized) and reps == [bench.GRAPH_REP_MS, screen.rep_ms]
+    assert timed(lambda: "B") == pytest.approx(0.0014) and reps[-1] == screen.rep_ms
+    assert screen.take_probe_s() >= 0.0
+    long_enough = bench.ShortKernelScreen(allowed=True, graph_bench=lambda fn, rep: reps.append(rep) or 0.015)
+    reps.clear()
+    long_enough.wrap(_recorded({"A": iter([0.2])}, log, "event"))(lambda: "A")
+    assert reps == [bench.GRAPH_REP_MS] and long_enough.rep_ms == bench.GRAPH_REP_MS  # no second reading
+
+
 def test_a_call_that_cannot_be_captured_keeps_the_event_screening():
     log = []
 

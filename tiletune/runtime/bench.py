@@ -54,6 +54,7 @@ __all__ = [
     "call_user_do_bench",
     "retime_interleaved",
     "short_kernel_bench",
+    "graph_rep_ms",
     "ShortKernelScreen",
     "clock",
     "set_clock",
@@ -447,15 +448,36 @@ def call_user_do_bench(do_bench: Callable, fn: Callable[[], Any]) -> float:
 
 #: A re-timing whose leader the screening put under this many ms replays CUDA graphs (:func:`short_kernel_bench`).
 GRAPH_BELOW_MS = 0.02
-#: Replay budget of one graph timing, ms (about 200 back-to-back calls of a 5 us kernel).
+#: Replay budget of one graph timing, ms, at least (:func:`graph_rep_ms` lengthens it for the shortest kernels).
 GRAPH_REP_MS = 1.0
+#: A graph timing is as fine as the kernel time its replay holds.  ``do_bench_cudagraph`` sizes its graph as
+#: ``rep`` over the time of an eager call, and an eager call of a kernel of a few us is tens of us of launch
+#: (H200, 2026-11-29, ``python bench/graph_resolution.py``: 37-57 us): at ``rep`` 1 ms transpose M=1000,N=33
+#: (1.3 us) was replayed 18 calls at a time, 23 us of kernel time, and read 10% of run-to-run spread, its own
+#: pick 1.048 of the best; at 5 ms, 88 calls (0.11 ms of kernel time), 4.5% and 1.000.  layer_norm
+#: M=1000,N=777 (4.2 us) held 0.11 ms at 1 ms: 0.7%.  So a graph's replay holds about GRAPH_SPAN_MS of
+#: kernel time, an eager call priced at EAGER_CALL_MS, the replay budget between GRAPH_REP_MS and
+#: GRAPH_REP_MAX_MS.
+GRAPH_SPAN_MS = 0.125
+EAGER_CALL_MS = 0.05
+GRAPH_REP_MAX_MS = 5.0
 #: A first event screening under this many ms is followed by a graph timing that decides whether a search's
 #: kernel is short (:class:`ShortKernelScreen`); far above GRAPH_BELOW_MS, as a fresh process's first event
 #: timing can read 80x the kernel (int8_gemv at 2.5 us read 199 us on an H200).
 SHORT_PROBE_BELOW_MS = 1.0
 
 
-def short_kernel_bench(method: str, leader_ms: Optional[float]) -> Optional[Callable[[Callable], float]]:
+def graph_rep_ms(kernel_ms: Optional[float]) -> float:
+    """The replay budget (``do_bench_cudagraph``'s ``rep``) of a graph timing of a kernel of about ``kernel_ms``:
+    one whose graph holds :data:`GRAPH_SPAN_MS` of kernel time (see there); :data:`GRAPH_REP_MS` when the
+    kernel's time is unknown."""
+    if not kernel_ms or kernel_ms <= 0:
+        return GRAPH_REP_MS
+    return min(GRAPH_REP_MAX_MS, max(GRAPH_REP_MS, GRAPH_SPAN_MS * EAGER_CALL_MS / kernel_ms))
+
+
+def short_kernel_bench(method: str, leader_ms: Optional[float],
+                       rep_ms: Optional[float] = None) -> Optional[Callable[[Callable], float]]:
     """The re-timing benchmark for a short kernel, or None.
 
     When the default ``event`` timing put the screening's best under
@@ -463,15 +485,19 @@ def short_kernel_bench(method: str, leader_ms: Optional[float]) -> Optional[Call
     resolutions of the device timer (the H100 bench read 5-7% of noise on 5 us
     kernels and picked among them by it): the leaders are then re-timed by
     replaying a CUDA graph of back-to-back calls (``cudagraph``; the inputs stay
-    in L2, as a short kernel's do inside a program).  A call that cannot be
-    captured keeps the event timing.
+    in L2, as a short kernel's do inside a program), each graph sized by
+    ``rep_ms`` (the screening's, :attr:`ShortKernelScreen.rep_ms`, where it
+    replayed graphs: one regime), else by the leader's time
+    (:func:`graph_rep_ms`).  A call that cannot be captured keeps the event
+    timing.
     """
     if method != "event" or leader_ms is None or not 0 < leader_ms < GRAPH_BELOW_MS:
         return None
+    rep = rep_ms if rep_ms else graph_rep_ms(leader_ms)
 
     def bench(fn: Callable[[], Any]) -> float:
         try:
-            return bench_cudagraph(fn, rep=GRAPH_REP_MS)
+            return bench_cudagraph(fn, rep=rep)
         except Exception:  # noqa: BLE001 - a hook that cannot be captured: time it as the screening did
             _synchronize()
             return bench_event(fn)
@@ -510,11 +536,15 @@ class ShortKernelScreen:
     takes about 0.012 s; priced at it, the re-timing's reserve alone outran the budget: no descent round ran).
     """
 
-    def __init__(self, allowed: bool) -> None:
+    def __init__(self, allowed: bool, graph_bench: Optional[Callable[..., float]] = None) -> None:
         #: None until the first timing decides; True: screened from CUDA graphs; False: as given.
         self.short: Optional[bool] = None if allowed else False
         #: seconds the deciding call spent on readings it did not return (see :meth:`take_probe_s`)
         self.probe_s = 0.0
+        #: the replay budget of this search's graph timings: :data:`GRAPH_REP_MS` until the decision, then
+        #: sized by the first candidate's time (:func:`graph_rep_ms`)
+        self.rep_ms = GRAPH_REP_MS
+        self._graph_bench = graph_bench or bench_cudagraph  # ``(fn, rep=ms) -> ms``; injectable for tests
 
     def take_probe_s(self) -> float:
         """The deciding call's seconds beyond the reading it returned, once (0.0 afterwards and before)."""
@@ -524,11 +554,14 @@ class ShortKernelScreen:
     def wrap(self, screen: Callable[[Callable], float],
              graph: Optional[Callable[[Callable], float]] = None) -> Callable[[Callable], float]:
         """``screen`` (the event screening) under this decision; a short kernel's candidates are timed by
-        ``graph`` instead (default: :func:`bench_cudagraph` with :data:`GRAPH_REP_MS`; a call that cannot be
-        captured keeps ``screen``'s time)."""
+        ``graph`` instead (default: a CUDA graph replayed for :attr:`rep_ms`; a call that cannot be
+        captured keeps ``screen``'s time).  When the decision lengthens :attr:`rep_ms`, the default graph
+        times the first candidate again at it: readings of one search come from graphs of one length (a
+        shorter graph reads every kernel slower by its replay's start, 0.33 us against 0.08 us for transpose)."""
+        sized = graph is None
         if graph is None:
             def graph(fn: Callable[[], Any]) -> float:
-                return bench_cudagraph(fn, rep=GRAPH_REP_MS)
+                return self._graph_bench(fn, rep=self.rep_ms)
 
         def bench(fn: Callable[[], Any]) -> float:
             if self.short is None:
@@ -556,7 +589,11 @@ class ShortKernelScreen:
             else:
                 self.short = 0 < ms < GRAPH_BELOW_MS
                 if self.short:
-                    self.probe_s = graphed - started  # the event reading it does not return
+                    if sized and graph_rep_ms(ms) > self.rep_ms:
+                        self.rep_ms = graph_rep_ms(ms)
+                        graphed = clock()
+                        ms = graph(fn)
+                    self.probe_s = graphed - started  # the readings it does not return
                     return ms
             again = clock()
             ms = screen(fn)

@@ -188,7 +188,8 @@ class MeasureStage:
         policy = resolve_search(self.search, self.search_breadth)
         screen = self._short_kernel_screen(pg)
         trial = _Trial(self, args, kwargs, problem, pg, screen.wrap(self._screen_fn(bench)))
-        trial.late_bench = screen.wrap(self._screen_fn(bench, late=True), graph=self._late_graph)
+        # a late candidate's graph is as long as every other's (a shorter one reads every kernel slower)
+        trial.late_bench = screen.wrap(self._screen_fn(bench, late=True))
         trial.short_screen = screen
         trial.started = t_start
         trial.session = session
@@ -236,7 +237,8 @@ class MeasureStage:
             top = retime_set(order, timings)
             rounds = _retime_rounds()
             short = trial.retime_overruns(len(top), rounds)  # then re-timed with the short screening
-            graph = None if self.bench.user_chosen else _bench.short_kernel_bench(self.method_used, timings[order[0]])
+            graph = None if self.bench.user_chosen else _bench.short_kernel_bench(
+                self.method_used, timings[order[0]], screen.rep_ms if screen.short else None)
             facts["retime_short"], facts["retime_graph"] = short, graph is not None
             first_times = {i: timings[i] for i in top}
             if graph is not None and not screen.short:  # event screening cannot rank them: one graph timing first
@@ -323,11 +325,6 @@ class MeasureStage:
         allowed = (not self.bench.user_chosen and self.method_used == "event" and not _bench.interpreting()
                    and not _dd.is_active(pg))
         return _bench.ShortKernelScreen(allowed)
-
-    @staticmethod
-    def _late_graph(fn: Callable[[], Any]) -> float:
-        """A late candidate's CUDA-graph screening: a quarter of the replay budget, as its event screening is."""
-        return _bench.bench_cudagraph(fn, rep=_bench.GRAPH_REP_MS / 4)
 
     def _screen_fn(self, bench: Callable[[Callable], float], late: bool = False) -> Callable[[Callable], float]:
         """The benchmark for screening: short budgets unless the user chose the benchmark or its budgets
