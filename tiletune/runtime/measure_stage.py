@@ -29,7 +29,8 @@ from .measure import LATE_REP_MS, LATE_WARMUP_MS, RETIME_MAX, SCREEN_REP_MS, SCR
 from .measure import _retime_rounds
 from .screening import graph_rescreen_set
 from .report import TuningReport, config_str
-from .search import Point, first_batch, first_batch_size, resolve_search, time_budget, with_first_round
+from .search import (Point, first_batch, first_batch_size, resolve_search, time_budget, whole_space_batch,
+                     with_first_round)
 from .strategies import Budget, Space, run_strategy
 
 __all__ = ["BenchSettings", "MeasureStage", "Measured", "kernel_call"]
@@ -60,6 +61,14 @@ def kernel_call(fn: Any, arg_names: Sequence[str], pre: Callable, post: Callable
         post(full_nargs, exception=None)
 
     return call
+
+
+def space_points(ctx: Any, interp: bool) -> List[Point]:
+    """Every feasible config synthesis enumerated (``ctx``, a :class:`~.candidates.SynthesisContext`) as the
+    search's points, cheapest modelled cost first: one a tiling under the interpreter, which has no
+    ``num_warps`` or ``num_stages``."""
+    return list(dict.fromkeys(Point.of(kw, None if interp else w, None if interp else s)
+                              for kw, w, s in ctx.by_cost()))
 
 
 @dataclass
@@ -202,7 +211,9 @@ class MeasureStage:
         if synthesized and self.top_k is None:
             trial.pool = [(tuple(sorted(c.kwargs.items())), c.num_warps) for c in configs]  # refills refusals
             costs = [self.synthesis.costs.get(config_str(c)) for c in configs]
-            n_first = first_batch_size(costs, policy)
+            n_first = whole_space_batch(first_batch_size(costs, policy), len(configs),
+                                        len(space_points(self.synthesis, _bench.interpreting())),
+                                        trial.compile_workers())
             batch = first_batch(trial.pool, n_first, costs=costs, stages=[c.num_stages for c in configs])
         else:  # top_k= or a hand list: measure what was asked for
             n_first = len(configs)
@@ -388,8 +399,7 @@ class MeasureStage:
             seconds = with_first_round(seconds, _bench.clock() - t_start, reserve,
                                        compile_s + (points + 1) * point_s, ceiling)
         trial.deadline = t_start + seconds  # a round the estimate let start stops here (Trial.left_s)
-        # the idle compile slots of a round take the model's next-best points (Descent's fill)
-        by_cost = list(dict.fromkeys(point(Config(kw, num_warps=w, num_stages=s)) for kw, w, s in ctx.by_cost()))
+        by_cost = space_points(ctx, interp)  # the idle compile slots of a round take the next best (Descent's fill)
         space = Space(ranked=[point(c) for c in trial.configs], by_cost=by_cost, feasible=feasible, cost=cost,
                       tiling=ctx.tiling,
                       hints=dict(self.hints or {}), launch_options=not interp,

@@ -1,6 +1,8 @@
-"""The descent's fill (runtime/descent.py): a round's last compile wave with idle compile workers takes the
-model's next-best points not measured yet, as far as their timing fits the budget, and a filled point that
-beats every centre becomes one.  Clocks, compile waves and timings are injected."""
+"""What fills a compile wave, which costs about the same whatever number of its slots are used: the descent's
+fill (runtime/descent.py: a round's last wave with idle compile workers takes the model's next-best points not
+measured yet, as far as their timing fits the budget, and a filled point that beats every centre becomes one),
+and a feasible space no larger than one wave measured whole in the first batch (search.whole_space_batch).
+Clocks, compile waves and timings are injected."""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ import math
 import pytest
 
 from tiletune.runtime.descent import Descent
-from tiletune.runtime.search import Point, SearchPolicy
+import tiletune
+from tiletune.runtime.search import Point, SearchPolicy, whole_space_batch
+from tests.test_search import Injected, launch, scale2d_kernel
 from tests.test_search_replay import _replay
 
 @pytest.fixture(autouse=True)
@@ -131,3 +135,25 @@ def test_a_round_with_fills_compiles_in_as_many_waves_as_without(workers):
         own = [q for q in batch if q not in d.filled]
         assert own and -(-len(batch) // workers) == -(-len(own) // workers)
     assert d.filled
+
+
+def test_a_space_no_larger_than_one_compile_wave_is_measured_whole_in_the_first_batch():
+    assert whole_space_batch(3, pool=6, space=6, workers=9) == 6  # rms_norm's 6 configs: one wave, no descent
+    assert whole_space_batch(3, pool=6, space=6, workers=4) == 3  # two waves either way: the model's picks first
+    assert whole_space_batch(3, pool=16, space=24, workers=16) == 3  # the pool is not the whole space
+    assert whole_space_batch(3, pool=6, space=0, workers=9) == 3  # the space's size unknown (too large to list)
+
+
+@pytest.mark.parametrize("m, n", [(2, 32), (16, 1024)])
+def test_a_first_tune_of_a_small_space_measures_it_in_one_wave_and_a_large_one_descends(monkeypatch, m, n):
+    monkeypatch.setenv("TILETUNE_COMPILE_THREADS", "16")
+    inj = Injected(monkeypatch, best=(1, 32))
+    policy = SearchPolicy("t", first_min=2, first_max=3, max_compiles=40, max_seconds=8.0)
+    tuned = tiletune.autotune(configs=[], key=["M", "N"], pre_hook=inj.pre_hook, search=policy)(scale2d_kernel)
+    launch(tuned, m=m, n=n)
+    facts = tuned.search_facts
+    if (m, n) == (2, 32):  # 8 configs, all of them in the first batch; nothing left for a descent
+        assert facts["first_batch"] == facts["pool"] == facts["measured"] == 8
+        assert facts["descent_measured"] == 0
+    else:  # a larger space: the model's first picks, then the descent
+        assert facts["first_batch"] <= 3 < facts["pool"] and facts["descent_measured"] > 0
