@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .search import (MAX_STAGES, MIN_STAGES, WARPS, Point, SearchPolicy, neighbours, repeat_move, second_ring,
-                     warp_steps)
+                     warp_steps, with_first_round)
 
 __all__ = ["Descent", "DescentResult", "diverse_seeds"]
 
@@ -82,6 +82,12 @@ class Descent:
     point that beats every centre descended from becomes a centre itself
     (:meth:`_jump`).  Not under a process group (``agree_round``): the ranks
     would have to agree on the fill as well.
+
+    ``ceiling_s`` (optional): where the first round's first compile wave no
+    longer fits ``seconds``, the budget grows to hold it and the reserve, up
+    to ``ceiling_s`` (:func:`~tiletune.runtime.search.with_first_round`,
+    priced when the round is, after the descent's own set-up);
+    ``on_grow(seconds)`` hears of it (the caller's deadline moves with it).
     """
 
     def __init__(self, measure: Callable[[List[Point]], Sequence[Optional[float]]],
@@ -92,7 +98,8 @@ class Descent:
                  agree_round: Optional[Callable[[int], int]] = None, seconds: Optional[float] = None,
                  reserve_s: float = 0.0, compile_s: float = 0.0, point_s: float = 0.0,
                  cost: Optional[Callable[["Point"], Optional[float]]] = None, compile_workers: int = 0,
-                 fill: Sequence[Point] = ()):
+                 fill: Sequence[Point] = (), ceiling_s: Optional[float] = None,
+                 on_grow: Optional[Callable[[float], None]] = None):
         self.measure = measure
         self.feasible = feasible
         self.policy = policy
@@ -117,6 +124,9 @@ class Descent:
         self._seeds: set = set()  # centres whose moves include num_warps x4 and /4 (:meth:`_around`)
         self.fill = list(fill) if agree_round is None else []
         self.filled: List[Point] = []  # the points measured in idle compile slots (:meth:`_fill`)
+        self.ceiling_s = ceiling_s
+        self.on_grow = on_grow
+        self.grown_s = 0.0  # seconds the budget grew to hold the first round (:meth:`_hold_first_round`)
 
     def _compile_waves(self, n: int) -> int:
         return -(-n // self.compile_workers) if self.compile_workers else 1
@@ -127,8 +137,11 @@ class Descent:
     def _fit(self, n: int) -> int:
         """How many of a round's ``n`` points to measure: all when the round fits the budget, the first
         few when only they fit (a partial round), -1 when nothing more fits (stop)."""
-        left = self.seconds - self.reserve_s - (self.clock() - self.started)
+        now = self.clock() - self.started
         room = self.policy.max_compiles - self.measured
+        if room > 0 and n > 0 and self.measured == 0:
+            self._hold_first_round(min(n, room), now)
+        left = self.seconds - self.reserve_s - now
         if left <= 0 or room <= 0:
             return -1
         n = min(n, room)
@@ -136,6 +149,19 @@ class Descent:
             return n
         few = max((k for k in range(1, n) if left > self._round_cost(k)), default=0)
         return few if few >= 1 else -1
+
+    def _hold_first_round(self, n: int, now: float) -> None:
+        """Grow the budget to hold the first compile wave of the first round (``n`` points) and the reserve,
+        with a point of slack, where it no longer fits and ``ceiling_s`` allows (see :class:`Descent`)."""
+        if self.ceiling_s is None:
+            return
+        k = min(n, self.compile_workers) if self.compile_workers else n
+        grown = with_first_round(self.seconds, now, self.reserve_s, self._round_cost(k) + self.point_s, self.ceiling_s)
+        if grown > self.seconds:
+            self.grown_s += grown - self.seconds
+            self.seconds = grown
+            if self.on_grow is not None:
+                self.on_grow(grown)
 
     def _agreed_fit(self, n: int) -> int:
         """:meth:`_fit`, agreed with the group (once a round: one exchange under a process group)."""

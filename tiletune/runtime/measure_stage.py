@@ -29,8 +29,7 @@ from .measure import LATE_REP_MS, LATE_WARMUP_MS, RETIME_MAX, SCREEN_REP_MS, SCR
 from .measure import _retime_rounds
 from .screening import graph_rescreen_set
 from .report import TuningReport, config_str
-from .search import (Point, first_batch, first_batch_size, resolve_search, time_budget, whole_space_batch,
-                     with_first_round)
+from .search import Point, first_batch, first_batch_size, resolve_search, time_budget, whole_space_batch
 from .strategies import Budget, Space, run_strategy
 
 __all__ = ["BenchSettings", "MeasureStage", "Measured", "kernel_call"]
@@ -390,15 +389,14 @@ class MeasureStage:
         compile_s = max(trial.compile_s or 0.0, trial.compile_latency_s or 0.0)
         point_s = trial.retime_cost_s(1, 1)
         workers = trial.compile_workers()
-        priced = seconds
         price = trial.budget_price_s()
-        if policy.hand_lists_max is not None and price is not None:  # room for one round (one compile wave)
+        ceiling = None  # how far the descent may grow the budget to hold its first round (Descent.ceiling_s)
+        if policy.hand_lists_max is not None and price is not None:
             ceiling = time_budget(replace(policy, hand_lists=policy.hand_lists_max), price, trial.setup_s)
-            points = min(policy.first_max, workers) if workers else policy.first_max
-            # a point more than the round: the clock moves on before the descent prices its first round
-            seconds = with_first_round(seconds, _bench.clock() - t_start, reserve,
-                                       compile_s + (points + 1) * point_s, ceiling)
         trial.deadline = t_start + seconds  # a round the estimate let start stops here (Trial.left_s)
+
+        def on_grow(grown: float) -> None:
+            trial.deadline = t_start + grown
         by_cost = space_points(ctx, interp)  # the idle compile slots of a round take the next best (Descent's fill)
         space = Space(ranked=[point(c) for c in trial.configs], by_cost=by_cost, feasible=feasible, cost=cost,
                       tiling=ctx.tiling,
@@ -407,12 +405,13 @@ class MeasureStage:
                       stages=ctx.domain("num_stages", range(MIN_STAGES, MAX_STAGES + 1)))
         budget = Budget(policy, seconds=seconds, clock=_bench.clock, started=t_start, reserve_s=reserve,
                         compile_s=compile_s, point_s=point_s, compile_workers=workers,
-                        agree_round=agree_round if _dd.is_active(pg) else None)
+                        agree_round=agree_round if _dd.is_active(pg) else None, ceiling_s=ceiling, on_grow=on_grow)
         result = run_strategy(policy.strategy, measure, budget, space, known)
         for a, b, ms in result.moves:
             trial.problem.report.note(f"descent: [{config_str(config(a))}] -> [{config_str(config(b))}] ({ms:.4f} ms)")
         return {"descent_measured": result.measured, "descent_filled": result.filled,
                 "descent_rejected": result.rejected,
                 "descent_moves": len(result.moves), "descent_stopped": result.stopped,
-                "time_budget_s": seconds, "budget_for_a_round_s": seconds - priced, "setup_s": trial.setup_s,
+                "time_budget_s": seconds + result.grown_s, "budget_for_a_round_s": result.grown_s,
+                "setup_s": trial.setup_s,
                 "compile_s": trial.compile_s, "price_s": trial.price_s, "compile_latency_s": trial.compile_latency_s}

@@ -57,7 +57,9 @@ class Space:
 class Budget:
     """How far a strategy may go: ``policy`` (``max_compiles``, ``gain``, ``seeds``), ``seconds`` since
     ``started`` on ``clock`` (``reserve_s`` of it kept for what follows), and the prices of a round
-    (``compile_s`` a compile wave of ``compile_workers``, ``point_s`` a measurement)."""
+    (``compile_s`` a compile wave of ``compile_workers``, ``point_s`` a measurement); ``ceiling_s``, how far
+    ``seconds`` may grow to hold a first round the first batch left no room for (``on_grow(seconds)`` hears
+    of it)."""
 
     policy: SearchPolicy
     seconds: Optional[float] = None
@@ -68,6 +70,8 @@ class Budget:
     point_s: float = 0.0
     compile_workers: int = 0
     agree_round: Optional[Callable[[int], int]] = None
+    ceiling_s: Optional[float] = None
+    on_grow: Optional[Callable[[float], None]] = None
 
     def left_s(self) -> float:
         """Seconds left before the budget ends, the reserve kept back (inf without a time budget)."""
@@ -82,7 +86,7 @@ class StrategyResult:
     """What a strategy did: every time known (measured before included; None = failed), the best point and
     its time (None when nothing ran), the moves it took (``(from, to, ms)``), how many points it measured
     (``filled`` of them in idle compile slots, :class:`~tiletune.runtime.descent.Descent`), how many the model
-    rejected, and why it stopped."""
+    rejected, why it stopped, and how many seconds the budget grew by (``grown_s``)."""
 
     times: Dict[Point, Optional[float]]
     best: Optional[Point]
@@ -92,6 +96,7 @@ class StrategyResult:
     rejected: int
     stopped: str
     filled: int = 0
+    grown_s: float = 0.0
 
 
 Strategy = Callable[[Benchmark, Budget, Space, Mapping[Point, Optional[float]]], StrategyResult]
@@ -144,10 +149,10 @@ def descent(benchmark: Benchmark, budget: Budget, space: Space,
                 clock=budget.clock, started=budget.started, agree_round=budget.agree_round,
                 seconds=budget.seconds, reserve_s=budget.reserve_s, compile_s=budget.compile_s,
                 point_s=budget.point_s, cost=space.cost, compile_workers=budget.compile_workers,
-                fill=space.by_cost)
+                fill=space.by_cost, ceiling_s=budget.ceiling_s, on_grow=budget.on_grow)
     r = d.run(measured)
     best, ms = _best(r.times)
-    return StrategyResult(r.times, best, ms, r.moves, r.measured, r.rejected, r.stopped, len(d.filled))
+    return StrategyResult(r.times, best, ms, r.moves, r.measured, r.rejected, r.stopped, len(d.filled), d.grown_s)
 
 
 def screen(benchmark: Benchmark, budget: Budget, space: Space,
