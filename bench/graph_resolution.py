@@ -32,25 +32,13 @@ import gpu_bench_lib as lib  # noqa: E402
 from first_tune_cold import _jit_of  # noqa: E402
 
 
-def _eager_ms(fn) -> float:
-    """What do_bench_cudagraph's estimate reads: 5 eager calls between two events, per call."""
-    import torch
-
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(5):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / 5
-
-
 def measure_pair(pair: Dict[str, Any], reps: List[float], rounds: int, sample: int) -> Dict[str, Any]:
     """Every sampled config of ``pair`` timed at each replay length in ``reps``, ``rounds`` times interleaved."""
     import triton.testing
 
     lib._import_runtime()
     from tiletune.analysis import analyze_kernel
+    from tiletune.runtime.bench import eager_call_ms
 
     problem = cold_pairs.load(pair)
     dev = lib.Device(False)
@@ -63,7 +51,7 @@ def measure_pair(pair: Dict[str, Any], reps: List[float], rounds: int, sample: i
         if ok:
             calls[lib.config_sig(c)] = prob.call(c.all_kwargs())
     times: Dict[str, Dict[str, List[float]]] = {s: {str(r): [] for r in reps} for s in calls}
-    eager: Dict[str, float] = {s: _eager_ms(fn) for s, fn in calls.items()}
+    eager: Dict[str, float] = {s: eager_call_ms(fn) for s, fn in calls.items()}
     sigs = list(calls)
     for k in range(rounds):
         for rep in reps:

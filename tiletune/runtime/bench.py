@@ -47,6 +47,7 @@ __all__ = [
     "get_bench",
     "bench_event",
     "bench_cudagraph",
+    "eager_call_ms",
     "bench_profiler",
     "bench_npu",
     "bench_wall",
@@ -236,6 +237,20 @@ def bench_event(fn: Callable[[], Any], *, warmup: Optional[float] = None, rep: O
     )
 
 
+def eager_call_ms(fn: Callable[[], Any], calls: int = 5) -> float:
+    """The ms of one call of ``fn`` launched eagerly: ``calls`` back to back between two CUDA events, the
+    estimate ``do_bench`` and ``do_bench_cudagraph`` size their loops and graphs by."""
+    import torch
+
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(calls):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / calls
+
+
 def bench_cudagraph(fn: Callable[[], Any], *, warmup: Optional[float] = None, rep: Optional[float] = None) -> float:
     """``triton.testing.do_bench_cudagraph`` (CUDA graph replay), median in ms."""
     import triton.testing
@@ -271,13 +286,7 @@ def bench_profiler(fn: Callable[[], Any], *, warmup: Optional[float] = None, rep
     # estimate with events, as do_bench does
     fn()
     torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(5):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    estimate = start.elapsed_time(end) / 5
+    estimate = eager_call_ms(fn)
     for _ in range(_reps(estimate, warmup, cap=100)):
         fn()
     n_rep = _reps(estimate, rep, cap=100)
