@@ -131,6 +131,13 @@ class SynthesisContext:
         ranked = sorted(self.point_costs.items(), key=lambda kv: kv[1])
         return [(dict(items), warps, stages) for (items, warps, stages), _ in ranked]
 
+    def space_size(self, launch_options: bool = True) -> int:
+        """How many feasible configs the model enumerated (0: too many to keep, see ``point_costs``); with
+        ``launch_options`` False (the interpreter) the tilings, whatever their num_warps and num_stages."""
+        if launch_options:
+            return len(self.point_costs)
+        return len({items for items, _, _ in self.point_costs})
+
     def domain(self, name: str, default: Any) -> list:
         """The values synthesis considers for ``name`` (``num_warps``, ``num_stages``), else ``default``."""
         try:

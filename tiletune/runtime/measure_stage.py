@@ -211,7 +211,7 @@ class MeasureStage:
             trial.pool = [(tuple(sorted(c.kwargs.items())), c.num_warps) for c in configs]  # refills refusals
             costs = [self.synthesis.costs.get(config_str(c)) for c in configs]
             n_first = whole_space_batch(first_batch_size(costs, policy), len(configs),
-                                        len(space_points(self.synthesis, _bench.interpreting())),
+                                        self.synthesis.space_size(not _bench.interpreting()),
                                         trial.compile_workers())
             batch = first_batch(trial.pool, n_first, costs=costs, stages=[c.num_stages for c in configs])
         else:  # top_k= or a hand list: measure what was asked for
