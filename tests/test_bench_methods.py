@@ -389,6 +389,13 @@ def test_a_short_kernels_graphs_are_sized_at_the_decision_and_its_first_candidat
     assert screen.rep_ms == pytest.approx(sized) and reps == [bench.GRAPH_REP_MS, screen.rep_ms]
     assert timed(lambda: "B") == pytest.approx(0.0014) and reps[-1] == screen.rep_ms
     assert screen.take_probe_s() >= 0.0
+    def capped(fn, rep):  # a longer graph cannot be captured: the first reading and length stay
+        if rep > bench.GRAPH_REP_MS:
+            raise RuntimeError("out of memory while capturing")
+        return 0.0013
+    cannot = bench.ShortKernelScreen(allowed=True, graph_bench=capped)
+    assert cannot.wrap(_recorded({"A": iter([0.2])}, log, "event"))(lambda: "A") == 0.0013
+    assert cannot.rep_ms == bench.GRAPH_REP_MS and cannot.short is True
     long_enough = bench.ShortKernelScreen(allowed=True, graph_bench=lambda fn, rep: reps.append(rep) or 0.015)
     reps.clear()
     long_enough.wrap(_recorded({"A": iter([0.2])}, log, "event"))(lambda: "A")

@@ -599,9 +599,7 @@ class ShortKernelScreen:
                 self.short = 0 < ms < GRAPH_BELOW_MS
                 if self.short:
                     if sized and graph_rep_ms(ms) > self.rep_ms:
-                        self.rep_ms = graph_rep_ms(ms)
-                        graphed = clock()
-                        ms = graph(fn)
+                        ms, graphed = self._read_longer(graph, fn, ms, graphed)
                     self.probe_s = graphed - started  # the readings it does not return
                     return ms
             again = clock()
@@ -610,6 +608,21 @@ class ShortKernelScreen:
             return ms
 
         return bench
+
+    def _read_longer(self, graph: Callable[[Callable], float], fn: Callable[[], Any], ms: float,
+                     graphed: float) -> tuple:
+        """Size the search's graphs by ``ms`` (the first candidate's reading) and read that candidate again at
+        the new length: ``(reading, when it began)``.  A longer graph that cannot be captured leaves the
+        length as it was and the first reading."""
+        shorter = self.rep_ms
+        self.rep_ms = graph_rep_ms(ms)
+        began = clock()
+        try:
+            return graph(fn), began
+        except Exception:  # noqa: BLE001 - keep the length that was captured
+            _synchronize()
+            self.rep_ms = shorter
+            return ms, graphed
 
 
 def retime_interleaved(
