@@ -125,11 +125,10 @@ class SynthesisContext:
                 self._tiling_costs[its] = min(self._tiling_costs.get(its, c), c)
         return self._tiling_costs.get(items)
 
-    def by_cost(self) -> List[Tuple[Dict[str, Any], int, int]]:
-        """Every feasible point the model enumerated, ``(kwargs, num_warps, num_stages)``, cheapest modelled cost
-        first (ties in enumeration order)."""
-        ranked = sorted(self.point_costs.items(), key=lambda kv: kv[1])
-        return [(dict(items), warps, stages) for (items, warps, stages), _ in ranked]
+    def by_cost(self) -> List[tuple]:
+        """Every feasible point the model enumerated, as :attr:`point_costs` keys it (``(sorted kwargs items,
+        num_warps, num_stages)``), cheapest modelled cost first (ties in enumeration order)."""
+        return sorted(self.point_costs, key=self.point_costs.__getitem__)
 
     def space_size(self, launch_options: bool = True) -> int:
         """How many feasible configs the model enumerated (0: too many to keep, see ``point_costs``); with

@@ -37,13 +37,16 @@ def diverse_seeds(ranked: Sequence[Point], n: int) -> List[Point]:
 
 @dataclass
 class DescentResult:
-    """What the descent did: every measured time (None: failed), its moves, and why it stopped."""
+    """What the descent did: every measured time (None: failed), its moves, why it stopped, how many of its
+    points filled idle compile slots, and how many seconds the budget grew by to hold its first round."""
 
     times: Dict[Point, Optional[float]]
     moves: List[Tuple[Point, Point, float]]
     measured: int
     rejected: int
     stopped: str
+    filled: int = 0
+    grown_s: float = 0.0
 
 
 class Descent:
@@ -384,4 +387,5 @@ class Descent:
             prev, cur = cur, nxt
 
     def _result(self, moves: List[Tuple[Point, Point, float]], stopped: str) -> DescentResult:
-        return DescentResult(dict(self.times), moves, self.measured, len(self.rejected), stopped)
+        return DescentResult(dict(self.times), moves, self.measured, len(self.rejected), stopped, len(self.filled),
+                             self.grown_s)

@@ -66,8 +66,8 @@ def space_points(ctx: Any, interp: bool) -> List[Point]:
     """Every feasible config synthesis enumerated (``ctx``, a :class:`~.candidates.SynthesisContext`) as the
     search's points, cheapest modelled cost first: one a tiling under the interpreter, which has no
     ``num_warps`` or ``num_stages``."""
-    return list(dict.fromkeys(Point.of(kw, None if interp else w, None if interp else s)
-                              for kw, w, s in ctx.by_cost()))
+    return list(dict.fromkeys(Point(items, None if interp else w, None if interp else s)
+                              for items, w, s in ctx.by_cost()))
 
 
 @dataclass

@@ -152,7 +152,7 @@ def descent(benchmark: Benchmark, budget: Budget, space: Space,
                 fill=space.by_cost, ceiling_s=budget.ceiling_s, on_grow=budget.on_grow)
     r = d.run(measured)
     best, ms = _best(r.times)
-    return StrategyResult(r.times, best, ms, r.moves, r.measured, r.rejected, r.stopped, len(d.filled), d.grown_s)
+    return StrategyResult(r.times, best, ms, r.moves, r.measured, r.rejected, r.stopped, r.filled, r.grown_s)
 
 
 def screen(benchmark: Benchmark, budget: Budget, space: Space,
