@@ -372,6 +372,10 @@ def test_a_graph_holds_about_the_same_kernel_time_whatever_the_kernels_length():
     assert bench.graph_rep_ms(0.003) < transpose  # longer kernels, shorter replays
 
 
+def _no_eager(fn):
+    raise RuntimeError("no CUDA device")
+
+
 def test_a_short_kernels_graphs_are_sized_at_the_decision_and_its_first_candidate_read_again():
     """The first candidate's graph reading (at GRAPH_REP_MS) sizes the search's graphs; that candidate is read
     again at the new size so that all of the search's readings come from graphs of one length, and the
@@ -382,10 +386,14 @@ def test_a_short_kernels_graphs_are_sized_at_the_decision_and_its_first_candidat
         reps.append(rep)
         return {"A": 0.0013, "B": 0.0014}[fn()] + (0.0003 if rep == bench.GRAPH_REP_MS else 0.0)
 
-    screen = bench.ShortKernelScreen(allowed=True, graph_bench=graph_bench)
+    eager = []  # one eager call of the first candidate is measured: its launch sizes do_bench_cudagraph's graph
+    screen = bench.ShortKernelScreen(allowed=True, graph_bench=graph_bench,
+                                     eager_bench=lambda fn: eager.append(fn()) or 0.08)
     timed = screen.wrap(_recorded({"A": iter([0.2])}, log, "event"))
     assert timed(lambda: "A") == pytest.approx(0.0013)  # the reading at the search's length, not the first one
-    sized = bench.graph_rep_ms(0.0013 + 0.0003)  # the first reading sizes it
+    sized = bench.graph_rep_ms(0.0013 + 0.0003, 0.08)  # the first reading and the measured eager call size it
+    assert eager == ["A"] and screen.eager_ms == 0.08
+    assert sized > bench.graph_rep_ms(0.0013 + 0.0003)  # a slower launch than priced: a longer replay
     assert screen.rep_ms == pytest.approx(sized) and reps == [bench.GRAPH_REP_MS, screen.rep_ms]
     assert timed(lambda: "B") == pytest.approx(0.0014) and reps[-1] == screen.rep_ms
     assert screen.take_probe_s() >= 0.0
@@ -396,6 +404,13 @@ def test_a_short_kernels_graphs_are_sized_at_the_decision_and_its_first_candidat
     cannot = bench.ShortKernelScreen(allowed=True, graph_bench=capped)
     assert cannot.wrap(_recorded({"A": iter([0.2])}, log, "event"))(lambda: "A") == 0.0013
     assert cannot.rep_ms == bench.GRAPH_REP_MS and cannot.short is True
+    priced = bench.ShortKernelScreen(allowed=True, graph_bench=graph_bench, eager_bench=_no_eager)
+    assert priced.wrap(_recorded({"A": iter([0.2])}, log, "event"))(lambda: "A") == pytest.approx(0.0013)
+    assert priced.eager_ms is None and priced.rep_ms == pytest.approx(bench.graph_rep_ms(0.0016))  # priced
+    fast_launch = bench.ShortKernelScreen(allowed=True, graph_bench=graph_bench, eager_bench=lambda fn: 0.002)
+    reps.clear()  # an eager call of 2 us: 1 ms of replay holds enough calls already, no second reading
+    assert fast_launch.wrap(_recorded({"A": iter([0.2])}, log, "event"))(lambda: "A") == pytest.approx(0.0016)
+    assert reps == [bench.GRAPH_REP_MS] and fast_launch.rep_ms == bench.GRAPH_REP_MS
     long_enough = bench.ShortKernelScreen(allowed=True, graph_bench=lambda fn, rep: reps.append(rep) or 0.015)
     reps.clear()
     long_enough.wrap(_recorded({"A": iter([0.2])}, log, "event"))(lambda: "A")

@@ -465,8 +465,8 @@ GRAPH_REP_MS = 1.0
 #: (1.3 us) was replayed 18 calls at a time, 23 us of kernel time, and read 10% of run-to-run spread, its own
 #: pick 1.048 of the best; at 5 ms, 88 calls (0.11 ms of kernel time), 4.5% and 1.000.  layer_norm
 #: M=1000,N=777 (4.2 us) held 0.11 ms at 1 ms: 0.7%.  So a graph's replay holds about GRAPH_SPAN_MS of
-#: kernel time, an eager call priced at EAGER_CALL_MS, the replay budget between GRAPH_REP_MS and
-#: GRAPH_REP_MAX_MS.
+#: kernel time, the replay budget between GRAPH_REP_MS and GRAPH_REP_MAX_MS; the eager call's time is measured
+#: on the search's own call (:meth:`ShortKernelScreen._read_longer`), EAGER_CALL_MS where it cannot be.
 GRAPH_SPAN_MS = 0.125
 EAGER_CALL_MS = 0.05
 GRAPH_REP_MAX_MS = 5.0
@@ -476,13 +476,14 @@ GRAPH_REP_MAX_MS = 5.0
 SHORT_PROBE_BELOW_MS = 1.0
 
 
-def graph_rep_ms(kernel_ms: Optional[float]) -> float:
-    """The replay budget (``do_bench_cudagraph``'s ``rep``) of a graph timing of a kernel of about ``kernel_ms``:
-    one whose graph holds :data:`GRAPH_SPAN_MS` of kernel time (see there); :data:`GRAPH_REP_MS` when the
-    kernel's time is unknown."""
+def graph_rep_ms(kernel_ms: Optional[float], eager_ms: Optional[float] = None) -> float:
+    """The replay budget (``do_bench_cudagraph``'s ``rep``) of a graph timing of a kernel of about ``kernel_ms``
+    whose eager call takes ``eager_ms`` (default :data:`EAGER_CALL_MS`): one whose graph holds
+    :data:`GRAPH_SPAN_MS` of kernel time (see there); :data:`GRAPH_REP_MS` when the kernel's time is unknown."""
     if not kernel_ms or kernel_ms <= 0:
         return GRAPH_REP_MS
-    return min(GRAPH_REP_MAX_MS, max(GRAPH_REP_MS, GRAPH_SPAN_MS * EAGER_CALL_MS / kernel_ms))
+    eager = eager_ms if eager_ms and eager_ms > 0 else EAGER_CALL_MS
+    return min(GRAPH_REP_MAX_MS, max(GRAPH_REP_MS, GRAPH_SPAN_MS * eager / kernel_ms))
 
 
 def short_kernel_bench(method: str, leader_ms: Optional[float],
@@ -545,7 +546,8 @@ class ShortKernelScreen:
     takes about 0.012 s; priced at it, the re-timing's reserve alone outran the budget: no descent round ran).
     """
 
-    def __init__(self, allowed: bool, graph_bench: Optional[Callable[..., float]] = None) -> None:
+    def __init__(self, allowed: bool, graph_bench: Optional[Callable[..., float]] = None,
+                 eager_bench: Optional[Callable[[Callable], float]] = None) -> None:
         #: None until the first timing decides; True: screened from CUDA graphs; False: as given.
         self.short: Optional[bool] = None if allowed else False
         #: seconds the deciding call spent on readings it did not return (see :meth:`take_probe_s`)
@@ -553,7 +555,10 @@ class ShortKernelScreen:
         #: the replay budget of this search's graph timings: :data:`GRAPH_REP_MS` until the decision, then
         #: sized by the first candidate's time (:func:`graph_rep_ms`)
         self.rep_ms = GRAPH_REP_MS
+        #: ms of one eager call of the first candidate, measured when its graph sizes the search's (else None)
+        self.eager_ms: Optional[float] = None
         self._graph_bench = graph_bench or bench_cudagraph  # ``(fn, rep=ms) -> ms``; injectable for tests
+        self._eager_bench = eager_bench or eager_call_ms  # ``(fn) -> ms``; injectable for tests
 
     def take_probe_s(self) -> float:
         """The deciding call's seconds beyond the reading it returned, once (0.0 afterwards and before)."""
@@ -598,7 +603,7 @@ class ShortKernelScreen:
             else:
                 self.short = 0 < ms < GRAPH_BELOW_MS
                 if self.short:
-                    if sized and graph_rep_ms(ms) > self.rep_ms:
+                    if sized:
                         ms, graphed = self._read_longer(graph, fn, ms, graphed)
                     self.probe_s = graphed - started  # the readings it does not return
                     return ms
@@ -611,11 +616,20 @@ class ShortKernelScreen:
 
     def _read_longer(self, graph: Callable[[Callable], float], fn: Callable[[], Any], ms: float,
                      graphed: float) -> tuple:
-        """Size the search's graphs by ``ms`` (the first candidate's reading) and read that candidate again at
-        the new length: ``(reading, when it began)``.  A longer graph that cannot be captured leaves the
-        length as it was and the first reading."""
+        """Size the search's graphs by ``ms`` (the first candidate's reading) and by the time of one eager call
+        of it, measured here on the search's own call path (``do_bench_cudagraph`` sizes a graph by that
+        call's time, launch included), and, when that lengthens them, read the candidate again at the new
+        length: ``(reading, when it began)``.  A longer graph that cannot be captured leaves the length as it
+        was and the first reading."""
         shorter = self.rep_ms
-        self.rep_ms = graph_rep_ms(ms)
+        try:
+            self.eager_ms = self._eager_bench(fn)
+        except Exception:  # noqa: BLE001 - priced instead (EAGER_CALL_MS)
+            _synchronize()
+        longer = graph_rep_ms(ms, self.eager_ms)
+        if longer <= shorter:
+            return ms, graphed
+        self.rep_ms = longer
         began = clock()
         try:
             return graph(fn), began

@@ -291,6 +291,8 @@ class MeasureStage:
         facts["batches"] = list(trial.batches)  # the first batch, then the descent's rounds
         facts["bench_call_s"] = trial.retime_cost_s(1, 1)  # median seconds of one screening measurement
         facts["screen_graph"] = bool(screen.short)  # a short kernel: screened from CUDA graphs
+        if screen.short:  # how its graphs were sized (bench.graph_rep_ms)
+            facts["graph_rep_ms"], facts["eager_call_ms"] = screen.rep_ms, screen.eager_ms
         facts["contended"] = len(trial.contended)  # timed while compile work ran in this process
         facts["refused"] = len(trial.refused)  # dropped unmeasured: Triton's front end refused them (children)
         facts["abandoned"] = len(trial.abandoned)  # not timed: the deadline came first (compiles not awaited)
