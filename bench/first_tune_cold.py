@@ -138,7 +138,8 @@ def side_first_tune(pair: dict, side: str, dry: bool, profile: bool) -> dict:
                                                    "seconds", "batches", "compiled_in", "deadline_s", "abandoned",
                                                    "late_timed", "check_probes", "bench_call_s", "retime_short",
                                                    "retime_graph", "screen_graph", "graph_rescreened",
-                                                   "graph_rep_ms", "eager_call_ms")}
+                                                   "graph_rep_ms", "eager_call_ms", "setup_s", "ceiling_s",
+                                                   "reserve_s", "round_compile_s", "compile_latency_s")}
         out["ranked"] = [_config_dict(c) for c in sorted(timings, key=lambda c: _ms(timings[c]))[:4]]
     else:
         out["n_configs"] = len(problem.HAND_CONFIGS)

@@ -415,5 +415,5 @@ class MeasureStage:
                 "descent_rejected": result.rejected,
                 "descent_moves": len(result.moves), "descent_stopped": result.stopped,
                 "time_budget_s": seconds + result.grown_s, "budget_for_a_round_s": result.grown_s,
-                "setup_s": trial.setup_s,
+                "setup_s": trial.setup_s, "ceiling_s": ceiling, "reserve_s": reserve, "round_compile_s": compile_s,
                 "compile_s": trial.compile_s, "price_s": trial.price_s, "compile_latency_s": trial.compile_latency_s}
