@@ -59,9 +59,9 @@ def test_a_round_cut_by_the_compile_count_keeps_the_models_favourites():
 
 
 def test_a_cut_round_gives_every_kind_of_move_a_turn_before_any_kind_a_second():
-    """The model likes both BM moves and a stage move best and ranks BN /2 -- the move that wins -- low.
-    Three points fit: in the model's order alone they would be BM x2, BM /2 and a stage; in turns they are
-    the favourite of BM, of num_stages and of BN, and the descent finds the win."""
+    """The model likes both BM moves and both stage moves best and ranks BN /2 -- the move that wins -- low.
+    Four points fit: in the model's order alone they would be BM x2, BM /2 and the two stages; in turns they
+    are the favourite of BM, a stage up, a stage down and the favourite of BN, and the descent finds the win."""
     start = Point.of({"BM": 64, "BN": 64}, 4, 3)
     win = start.with_value("BN", 32)
     favourites = {start.with_value("BM", 128): 0.0, start.with_value("BM", 32): 0.1,
@@ -76,13 +76,39 @@ def test_a_cut_round_gives_every_kind_of_move_a_turn_before_any_kind_a_second():
         measured.extend(points)
         return [0.5 if p == win else 1.0 for p in points]
 
-    d = Descent(measure, lambda p: True, SearchPolicy("t", 1, 1, seeds=1, max_compiles=3, max_seconds=1e9),
+    d = Descent(measure, lambda p: True, SearchPolicy("t", 1, 1, seeds=1, max_compiles=4, max_seconds=1e9),
                 ["BM", "BN"], cost=model_cost)
     result = d.run({start: 1.0})
-    assert sorted(neighbours(start, ["BM", "BN"]), key=model_cost)[:3] == list(favourites)[:3]  # the old order
-    assert measured == [start.with_value("BM", 128), Point(start.kwargs, 4, 4), win]
+    assert sorted(neighbours(start, ["BM", "BN"]), key=model_cost)[:4] == list(favourites)[:4]  # the old order
+    assert measured == [start.with_value("BM", 128), Point(start.kwargs, 4, 4), Point(start.kwargs, 4, 2), win]
     assert result.moves and result.moves[0][1] == win
 
+
+def test_both_directions_of_a_stage_move_have_a_turn_in_a_cut_round():
+    """flash_attention's pattern on the H200: the model ranks a tiling's stage variants deepest first (6, 5,
+    4, 3), the first batch took 5, and the best is 3.  With room for three points the round takes the model's
+    favourite tile move, a stage up (its favourite direction) and a stage down (before, only the stage up:
+    the two shared one turn), and the descent moves towards 3 stages."""
+    start = Point.of({"BM": 64, "BN": 128}, 4, 5)
+    times = {2: 0.97, 3: 0.95, 4: 0.98, 5: 1.0, 6: 1.04, 7: 1.08}
+
+    def model_cost(p):  # a tile move is its favourite of all; of the stage variants, deeper is better
+        if p == start.with_value("BM", 128):
+            return 0.0
+        same_tile = p.kwargs == start.kwargs and p.num_warps == start.num_warps
+        return (1.0 if same_tile else 2.0) - 0.01 * (p.num_stages or 0)
+
+    measured: list = []
+
+    def measure(points):
+        measured.extend(points)
+        return [times[p.num_stages] if p.kwargs == start.kwargs and p.num_warps == 4 else 2.0 for p in points]
+
+    d = Descent(measure, lambda p: True, SearchPolicy("t", 1, 1, seeds=1, max_compiles=3, max_seconds=1e9),
+                ["BM", "BN"], cost=model_cost, stages=range(1, 8))
+    result = d.run({start: 1.0})
+    assert measured == [start.with_value("BM", 128), Point(start.kwargs, 4, 6), Point(start.kwargs, 4, 4)]
+    assert result.moves == [(start, Point(start.kwargs, 4, 4), 0.98)]
 
 def test_the_first_round_measures_every_seeds_neighbourhood_together():
     """Two seeds within noise of each other: A (1.0) is a local minimum, B (1.01) is one move from the

@@ -49,6 +49,13 @@ class DescentResult:
     grown_s: float = 0.0
 
 
+def _stage_step(a: Point, b: Point) -> int:
+    """+1 when ``b`` has more num_stages than ``a``, -1 when fewer, 0 when the same or either has none."""
+    if a.num_stages is None or b.num_stages is None:
+        return 0
+    return (b.num_stages > a.num_stages) - (b.num_stages < a.num_stages)
+
+
 class Descent:
     """Coordinate descent over :class:`Point` s with memoised, batched measurements and a budget.
 
@@ -194,14 +201,19 @@ class Descent:
 
     def _note_kinds(self, centre: Point, points: Sequence[Point], ring: bool = False) -> None:
         """Remember, for each of ``points`` not seen before, which kind of move from ``centre`` reaches it: the
-        parameters it changes, num_warps one step or two (kinds of their own), num_stages or not."""
+        parameters it changes, num_warps one step or two (kinds of their own), and num_stages up, down or not
+        (each direction a kind of its own: the model barely tells a tiling's stage variants apart, so the first
+        batch takes the fewest stages within :data:`~.search.COMPILE_TIE` and leaves the stages to the
+        descent, and the model's favourite direction is no better than the other; on the H200,
+        flash_attention's model ranked 6, 5, 4, 3 stages in that order, the best known has 3, and the first
+        tunes whose cut rounds took only the favourite, 6, never timed 4)."""
         a = centre.values()
         for q in points:
             if q in self._kind:
                 continue
             b = q.values()
             changed = [k for k in sorted(set(a) | set(b), key=str) if a.get(k) != b.get(k)]
-            self._kind[q] = (centre, ring, tuple(changed), warp_steps(centre, q), q.num_stages != centre.num_stages)
+            self._kind[q] = (centre, ring, tuple(changed), warp_steps(centre, q), _stage_step(centre, q))
 
     def _measure(self, batch: List[Point]) -> List[Optional[float]]:
         t0 = self.clock()
