@@ -25,7 +25,7 @@ for _p in (ROOT, ROOT / "tests", ROOT / "bench"):
 import cold_pairs  # noqa: E402
 import model_recall  # noqa: E402
 from tiletune.runtime import descent as descent_mod  # noqa: E402
-from tiletune.runtime.search import Point, SearchPolicy  # noqa: E402
+from tiletune.runtime.search import SEARCH_MODES, Point  # noqa: E402
 
 
 def point(label: str) -> Point:
@@ -45,13 +45,9 @@ def round_order(order: List, hard: Any, first: Dict[Point, float], directions: b
     try:
         d = descent_mod.Descent(lambda pts: [1.0] * len(pts),
                                 lambda p: not hard(p.values(), p.num_warps, p.num_stages, proposed=True),
-                                SearchPolicy("replay", 1, 1, seeds=2), tiling, warps=warps or (4,),
+                                SEARCH_MODES["default"], tiling, warps=warps or (4,),
                                 stages=stages or (1,), cost=lambda p: rank.get(p))
-        d.times.update(first)
-        ok = sorted((t, p.signature(), p) for p, t in first.items() if t is not None)
-        seeds = descent_mod.diverse_seeds([p for _, _, p in ok], 2)
-        d._seeds = set(seeds)
-        return d._in_turns(d._fresh(seeds))
+        return d.first_round(first)
     finally:
         descent_mod._stage_step = saved
 
@@ -64,7 +60,8 @@ def replay(path: Path) -> List[Dict[str, Any]]:
         try:
             order, _, _, hard = model_recall.model_ranking(row["kernel"], row["shape"], "h200", problem=problem)
         except Exception as exc:  # noqa: BLE001 - a kernel the offline model cannot rank without more input
-            out.append({"kernel": row["kernel"], "shape": row["shape"], "side": "-", "note": f"not ranked: {exc}"[:120]})
+            note = f"not ranked: {exc}"[:120]
+            out.append({"kernel": row["kernel"], "shape": row["shape"], "side": "-", "note": note})
             continue
         best = (row.get("reference") or {}).get("best")
         tunes = [("tiletune", row["search"], row["tiletune_pick"])]

@@ -240,11 +240,8 @@ class Descent:
         descent goes on first from the seed whose neighbourhood holds the best
         time: first-batch times within noise of each other no longer decide
         alone which basin the budget is spent in."""
-        self.times.update(measured)
         moves: List[Tuple[Point, Point, float]] = []
-        ok = sorted((t, p.signature(), p) for p, t in self.times.items() if t is not None)
-        seeds = diverse_seeds([p for _, _, p in ok], max(1, self.policy.seeds))
-        self._seeds = set(seeds)
+        seeds = self._take_seeds(measured)
         stopped = "no seed" if not seeds else "converged"
         if len(seeds) > 1:
             if self._round(self._fresh(seeds)) is None:
@@ -276,6 +273,20 @@ class Descent:
                 moves.append(jump)
                 seeds.append(jump[1])
         return self._result(moves, stopped)
+
+    def _take_seeds(self, measured: Mapping[Point, Optional[float]]) -> List[Point]:
+        """Record ``measured`` and return the seeds the descent starts from (:func:`diverse_seeds`, best first)."""
+        self.times.update(measured)
+        ok = sorted((t, p.signature(), p) for p, t in self.times.items() if t is not None)
+        seeds = diverse_seeds([p for _, _, p in ok], max(1, self.policy.seeds))
+        self._seeds = set(seeds)
+        return seeds
+
+    def first_round(self, measured: Mapping[Point, Optional[float]]) -> List[Point]:
+        """The points of the first round :meth:`run` would measure after ``measured`` (the first batch's
+        times), in the order a round the budget cuts measures them (:meth:`_in_turns`); nothing is measured.
+        For replaying a recorded first tune's round offline (``bench/round_order_replay.py``)."""
+        return self._in_turns(self._fresh(self._take_seeds(measured)))
 
     def _fresh(self, centres: Sequence[Point]) -> List[Point]:
         """The feasible neighbours of ``centres`` not measured yet (see :meth:`_unmeasured`)."""
